@@ -1,0 +1,97 @@
+"""Input checks shared by every public entry point.
+
+Native code never sees unchecked input: these functions turn what a user passes into the
+exact layouts the Cython kernels assume (C-contiguous float32/float64 rows, or canonical CSR
+with int32 indices and int64 indptr) and raise ValueError naming the problem otherwise.
+"""
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def check_rows(X, *, name="X", n_features=None, who=None, min_rows=0, nonnegative=False):
+    """Validate a 2-D input of rows; return a C-contiguous ndarray or a canonical CSR matrix.
+
+    float32 input stays float32; every other real dtype becomes float64.
+    Raises ValueError for NaN/inf, a wrong number of dimensions or columns, a non-real dtype,
+    fewer than `min_rows` rows, or (with `nonnegative`) a negative entry.
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        data_dtype = _real_dtype(X.dtype, name)
+        if X.shape[1] >= 2**31:
+            raise ValueError(f"{name} has {X.shape[1]} columns; at most 2**31 - 1 are supported")
+        X = sp.csr_matrix((X.data.astype(data_dtype, copy=False),
+                           X.indices.astype(np.int32, copy=False),
+                           X.indptr.astype(np.int64, copy=False)), shape=X.shape)
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        # scipy may downcast indptr when it copies; the native code reads int64
+        X.indptr = X.indptr.astype(np.int64, copy=False)
+        X.indices = X.indices.astype(np.int32, copy=False)
+        values = X.data
+    else:
+        if isinstance(X, (list, tuple)) or not hasattr(X, "dtype"):
+            X = np.asarray(X)
+        if X.dtype == object:
+            try:
+                X = X.astype(np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} must hold real numbers, got dtype object") from None
+        if X.ndim != 2:
+            hint = " (reshape a single sample with X.reshape(1, -1))" if X.ndim == 1 else ""
+            raise ValueError(f"{name} must be a 2-D array of rows, got {X.ndim}-D{hint}")
+        X = np.ascontiguousarray(X, dtype=_real_dtype(X.dtype, name))
+        values = X
+    if X.shape[0] < min_rows:
+        raise ValueError(f"{name} has {X.shape[0]} rows; at least {min_rows} needed")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has no columns")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{name} has {X.shape[1]} features, but {who or 'the model'} "
+                         f"was fitted with {n_features} features")
+    if values.size and not np.isfinite(values).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    if nonnegative and values.size and values.min() < 0:
+        raise ValueError(f"{name} has negative entries; {who or 'this map'} needs x >= 0")
+    return X
+
+
+def _real_dtype(dtype, name):
+    if dtype == np.float32:
+        return np.float32
+    if np.issubdtype(dtype, np.floating) or np.issubdtype(dtype, np.integer) or dtype == bool:
+        return np.float64
+    raise ValueError(f"{name} must hold real numbers, got dtype {dtype}")
+
+
+def check_positive(value, name, *, integer=False, allow_zero=False):
+    """Return `value` if it is a positive (or, with allow_zero, non-negative) finite number."""
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        what = "an integer" if integer else "a number"
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
+    return value
+
+
+def resolve_seed(random_state):
+    """The 64-bit seed of a map: an int as given, fresh entropy for None, or a draw from a
+    numpy Generator / RandomState.  The seed is stored, so a model never needs its random
+    numbers saved."""
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if not 0 <= random_state < 2**64:
+            raise ValueError(f"random_state must be in [0, 2**64), got {random_state}")
+        return int(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    raise ValueError(f"random_state must be None, an int or a numpy random generator, "
+                     f"got {random_state!r}")

@@ -1,0 +1,210 @@
+"""Exact kernels and the feature maps that approximate them.
+
+Each kernel object evaluates its exact Gram matrix K[a, b] = k(x_a, y_b) with `gram(X, Y)`
+for dense or CSR rows, one block of rows at a time, so memory is the n x m result plus a
+workspace of a few MB, and builds its random feature map with `feature_map(n_features, ...)`
+(libSkylark's habit: the kernel knows its own feature maps).
+"""
+import math
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.spatial.distance import cdist
+from scipy.special import gamma as gamma_fn, kv
+
+from .._validation import check_positive, check_rows
+from ..sketch import GaussianRFF, Identity, LaplacianRFF, MaternRFF, RandomLaplace
+
+# Elements of workspace per block of pairwise work (32 MB of float64).
+_WORKSPACE = 4 * 1024 * 1024
+
+
+class Kernel:
+    """Base of the exact kernels; subclasses define `_block(Xb, Yb)` on dense blocks
+    (or `_dot_block(XYt, Xb, Yb)` for kernels of the inner product)."""
+
+    _methods = {}               # feature-map method name -> factory; first is the default
+    _nonnegative_input = False
+
+    def gram(self, X, Y=None):
+        """The exact Gram matrix K (n_X x n_Y, float64) of the rows of X and Y (Y = X if None).
+
+        X, Y: dense arrays or scipy sparse matrices of the same number of columns.
+        """
+        X = check_rows(X, name="X", nonnegative=self._nonnegative_input, who=repr(self))
+        Y = X if Y is None else check_rows(Y, name="Y", n_features=X.shape[1],
+                                           nonnegative=self._nonnegative_input, who=repr(self))
+        K = np.empty((X.shape[0], Y.shape[0]))
+        d = X.shape[1]
+        rows_x, rows_y = self._block_rows(d, X.shape[0], Y.shape[0])
+        for a in range(0, X.shape[0], rows_x):
+            Xb = _dense(X[a:a + rows_x])
+            for b in range(0, Y.shape[0], rows_y):
+                K[a:a + rows_x, b:b + rows_y] = self._block(Xb, _dense(Y[b:b + rows_y]))
+        return K
+
+    def _block_rows(self, d, n_x, n_y):
+        """Rows of X and Y per block, so that a dense block pair fits the workspace."""
+        rows = max(1, int(math.sqrt(_WORKSPACE / max(d, 1))))
+        return max(1, min(n_x, rows)), max(1, min(n_y, _WORKSPACE // max(d, 1)))
+
+    def feature_map(self, n_features, *, n_blocks=1, random_state=0, method=None):
+        """A random feature map z with E[z(x) . z(x')] = k(x, x') (unfitted).
+
+        method: one of the kernel's `methods` (default: the first).
+        """
+        names = list(self._methods)
+        method = names[0] if method is None else method
+        if method not in self._methods:
+            raise ValueError(f"unknown feature-map method {method!r} for {type(self).__name__}; "
+                             f"choose from {names}")
+        return self._methods[method](self, n_features, n_blocks, random_state)
+
+    @property
+    def methods(self):
+        """Names of the feature maps available for this kernel."""
+        return list(self._methods)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and vars(self) == vars(other)
+
+    def __hash__(self):
+        return hash((type(self).__name__, tuple(sorted(vars(self).items()))))
+
+
+def _dense(rows):
+    return rows.toarray() if sp.issparse(rows) else rows.astype(np.float64, copy=False)
+
+
+class Gaussian(Kernel):
+    """k(x, x') = exp(-||x - x'||^2 / (2 sigma^2)).  Maps: 'rff' (GaussianRFF), 'fastfood'."""
+
+    def __init__(self, sigma=1.0):
+        self.sigma = check_positive(sigma, "sigma")
+
+    def _block(self, Xb, Yb):
+        return np.exp(cdist(Xb, Yb, "sqeuclidean") * (-0.5 / self.sigma**2))
+
+    def _rff(self, n_features, n_blocks, random_state):
+        return GaussianRFF(n_features, sigma=self.sigma, n_blocks=n_blocks,
+                           random_state=random_state)
+
+    def _fastfood(self, n_features, n_blocks, random_state):
+        from ..sketch import Fastfood
+        return Fastfood(n_features, sigma=self.sigma, n_blocks=n_blocks,
+                        random_state=random_state)
+
+    _methods = {"rff": _rff, "fastfood": _fastfood}
+
+
+class Laplacian(Kernel):
+    """k(x, x') = exp(-||x - x'||_1 / sigma).  Map: 'rff' (LaplacianRFF)."""
+
+    def __init__(self, sigma=1.0):
+        self.sigma = check_positive(sigma, "sigma")
+
+    def _block(self, Xb, Yb):
+        return np.exp(cdist(Xb, Yb, "cityblock") * (-1.0 / self.sigma))
+
+    def _rff(self, n_features, n_blocks, random_state):
+        return LaplacianRFF(n_features, sigma=self.sigma, n_blocks=n_blocks,
+                            random_state=random_state)
+
+    _methods = {"rff": _rff}
+
+
+class Matern(Kernel):
+    """Matern kernel of smoothness nu and length scale l (scikit-learn's definition):
+
+        k(r) = 2^(1-nu) / Gamma(nu) (sqrt(2 nu) r / l)^nu K_nu(sqrt(2 nu) r / l),  k(0) = 1,
+
+    with closed forms for nu = 0.5, 1.5, 2.5.  Map: 'rff' (MaternRFF).
+    """
+
+    def __init__(self, nu=1.5, length_scale=1.0):
+        self.nu = check_positive(nu, "nu")
+        self.length_scale = check_positive(length_scale, "length_scale")
+
+    def _block(self, Xb, Yb):
+        r = cdist(Xb, Yb, "euclidean") / self.length_scale
+        nu = self.nu
+        if nu == 0.5:
+            return np.exp(-r)
+        if nu == 1.5:
+            t = math.sqrt(3.0) * r
+            return (1.0 + t) * np.exp(-t)
+        if nu == 2.5:
+            t = math.sqrt(5.0) * r
+            return (1.0 + t + t * t / 3.0) * np.exp(-t)
+        t = math.sqrt(2.0 * nu) * r
+        with np.errstate(invalid="ignore", over="ignore"):
+            K = (2.0 ** (1.0 - nu) / gamma_fn(nu)) * t**nu * kv(nu, t)
+        K[t == 0] = 1.0
+        K[~np.isfinite(K)] = 0.0  # K_nu underflows to 0 for large t
+        return K
+
+    def _rff(self, n_features, n_blocks, random_state):
+        return MaternRFF(n_features, nu=self.nu, length_scale=self.length_scale,
+                         n_blocks=n_blocks, random_state=random_state)
+
+    _methods = {"rff": _rff}
+
+
+class Polynomial(Kernel):
+    """k(x, x') = (gamma x . x' + coef0)^degree.  Map: 'tensorsketch' (TensorSketch)."""
+
+    def __init__(self, degree=2, gamma=1.0, coef0=1.0):
+        self.degree = check_positive(degree, "degree", integer=True)
+        self.gamma = check_positive(gamma, "gamma")
+        self.coef0 = check_positive(coef0, "coef0", allow_zero=True)
+
+    def _block(self, Xb, Yb):
+        return (self.gamma * (Xb @ Yb.T) + self.coef0) ** self.degree
+
+    def _tensorsketch(self, n_features, n_blocks, random_state):
+        from ..sketch import TensorSketch
+        return TensorSketch(n_features, degree=self.degree, gamma=self.gamma,
+                            coef0=self.coef0, n_blocks=n_blocks, random_state=random_state)
+
+    _methods = {"tensorsketch": _tensorsketch}
+
+
+class ExpSemigroup(Kernel):
+    """k(x, x') = exp(-beta sum_k sqrt(x_k + x'_k)) on nonnegative data.
+    Map: 'random_laplace' (RandomLaplace)."""
+
+    _nonnegative_input = True
+
+    def __init__(self, beta=1.0):
+        self.beta = check_positive(beta, "beta")
+
+    def _block_rows(self, d, n_x, n_y):
+        # the block holds a rows_x x rows_y x d tensor
+        rows = max(1, int((_WORKSPACE / max(d, 1)) ** 0.5))
+        return min(n_x, rows), min(n_y, rows)
+
+    def _block(self, Xb, Yb):
+        S = np.sqrt(Xb[:, None, :] + Yb[None, :, :]).sum(axis=2)
+        return np.exp(-self.beta * S)
+
+    def _random_laplace(self, n_features, n_blocks, random_state):
+        return RandomLaplace(n_features, beta=self.beta, n_blocks=n_blocks,
+                             random_state=random_state)
+
+    _methods = {"random_laplace": _random_laplace}
+
+
+class Linear(Kernel):
+    """k(x, x') = x . x'.  Map: 'identity' (exact; n_features is ignored, s = d)."""
+
+    def _block(self, Xb, Yb):
+        return Xb @ Yb.T
+
+    def _identity(self, n_features, n_blocks, random_state):
+        return Identity(n_blocks=n_blocks)
+
+    _methods = {"identity": _identity}

@@ -1,0 +1,1 @@
+"""Prox operators of losses and regularizers (DESIGN.md section 1)."""

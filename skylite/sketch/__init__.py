@@ -1,0 +1,13 @@
+"""Feature maps (sketches) z(x) whose inner products approximate kernels.
+
+Every map is a scikit-learn style transformer split into column blocks, and exposes the
+native block operator T[X_i, j] -> Z_ij (`transform_op_`) that the ADMM engine drives
+without the GIL.  See DESIGN.md section 2 and docs/feature_maps.md.
+"""
+from ._base import FeatureMap, map_from_dict
+from .identity import Identity
+from .random_laplace import RandomLaplace
+from .rff import GaussianRFF, LaplacianRFF, MaternRFF
+
+__all__ = ["FeatureMap", "GaussianRFF", "LaplacianRFF", "MaternRFF", "RandomLaplace",
+           "Identity", "map_from_dict"]

@@ -1,0 +1,173 @@
+"""The scikit-learn style front shared by every feature map.
+
+A map z: R^d -> R^s is split into n_blocks column blocks of near-equal sizes s_1..s_C.  Block
+j is an independent random map z_j whose parameters come from (seed, j) alone, and
+
+    z(x) = [ sqrt(s_1/s) z_1(x), ..., sqrt(s_C/s) z_C(x) ],   E[z(x) . z(x')] = k(x, x').
+
+`fit(X)` only fixes the input dimension d and builds the native operator `transform_op_`
+(a `skylite.sketch._transform.BlockTransform`), which the ADMM engine drives without the GIL;
+`transform(X)` returns Z (n x s) and `block(X, j)` returns Z_j (n x s_j).
+"""
+import inspect
+
+import numpy as np
+
+from .._threads import blas_single_threaded, resolve_threads
+from .._validation import check_positive, check_rows, resolve_seed
+
+
+def even_block_sizes(n_features, n_blocks):
+    """Split n_features into n_blocks near-equal sizes (the first n_features % n_blocks get
+    one more)."""
+    base, extra = divmod(n_features, n_blocks)
+    return [base + (1 if j < extra else 0) for j in range(n_blocks)]
+
+
+class FeatureMap:
+    """Base class of skylite's feature maps (not used directly).
+
+    Subclasses define `__init__` with their hyper-parameters (stored unchanged, as in
+    scikit-learn), `_check_params()` and `_make_transform_op(d, offsets, seed)`.
+    Set `_nonnegative_input = True` for maps defined only on x >= 0.
+    """
+
+    _nonnegative_input = False
+
+    # ---- hyper-parameters, scikit-learn conventions ----
+
+    @classmethod
+    def _param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self, deep=True):
+        """The constructor arguments, as a dict."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        """Set constructor arguments; the map must be fitted again afterwards."""
+        valid = self._param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; "
+                                 f"valid parameters: {', '.join(valid)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def _check_common_params(self):
+        check_positive(self.n_features, "n_features", integer=True)
+        check_positive(self.n_blocks, "n_blocks", integer=True)
+        if self.n_blocks > self.n_features:
+            raise ValueError(f"n_blocks ({self.n_blocks}) cannot exceed n_features "
+                             f"({self.n_features}): every block needs at least one feature")
+
+    def _check_params(self):
+        self._check_common_params()
+
+    @property
+    def block_sizes(self):
+        """The sizes s_j of the column blocks (they sum to n_features)."""
+        self._check_params()
+        return even_block_sizes(self.n_features, self.n_blocks)
+
+    # ---- fitting ----
+
+    def fit(self, X, y=None):
+        """Fix the input dimension d from X (no data-dependent parameter is learned)."""
+        X = check_rows(X, min_rows=1, who=type(self).__name__,
+                       nonnegative=self._nonnegative_input)
+        # maps without randomness (Identity) have no random_state
+        self._fit_dimension(X.shape[1], resolve_seed(getattr(self, "random_state", 0)))
+        return self
+
+    def _fit_dimension(self, d, seed):
+        self._check_params()
+        offsets = np.concatenate([[0], np.cumsum(self.block_sizes)]).astype(np.intp)
+        self.n_features_in_ = int(d)
+        self.seed_ = int(seed)
+        self.transform_op_ = self._make_transform_op(int(d), offsets, int(seed))
+        return self
+
+    def _check_fitted(self):
+        if not hasattr(self, "transform_op_"):
+            raise ValueError(f"this {type(self).__name__} is not fitted yet: call fit(X) first")
+
+    def _check_input(self, X):
+        self._check_fitted()
+        return check_rows(X, n_features=self.n_features_in_, who=type(self).__name__,
+                          nonnegative=self._nonnegative_input)
+
+    # ---- evaluation ----
+
+    def transform(self, X, *, n_threads=None):
+        """Z = z(X), shape (n, n_features); float32 input gives float32 output."""
+        self._check_fitted()
+        return self._blocks(X, range(self.transform_op_.n_blocks), n_threads)
+
+    def fit_transform(self, X, y=None, **kwargs):
+        return self.fit(X).transform(X, **kwargs)
+
+    def block(self, X, j, *, n_threads=None):
+        """Z_j = T[X, j], shape (n, s_j), already scaled by sqrt(s_j / s)."""
+        self._check_fitted()
+        return self._blocks(X, [j], n_threads)
+
+    def _blocks(self, X, blocks, n_threads):
+        X = self._check_input(X)
+        op = self.transform_op_
+        blocks = list(blocks)
+        offsets = op.block_offsets
+        width = sum(int(offsets[j + 1] - offsets[j]) for j in blocks
+                    if 0 <= j < op.n_blocks)
+        dtype = np.float32 if X.dtype == np.float32 else np.float64
+        out = np.empty((X.shape[0], width), dtype=dtype)
+        with blas_single_threaded():
+            op.fill(X, out, np.asarray(blocks, dtype=np.intp), resolve_threads(n_threads))
+        return out
+
+    # ---- serialization: a small dict, no random numbers ----
+
+    def to_dict(self):
+        """{'type', 'params', 'seed', 'n_features_in'}: enough to rebuild the fitted map
+        exactly (its random parameters are regenerated from the seed)."""
+        self._check_fitted()
+        params = dict(self.get_params())
+        params.pop("random_state", None)
+        return {"type": type(self).__name__, "params": params, "seed": self.seed_,
+                "n_features_in": self.n_features_in_}
+
+    @classmethod
+    def from_dict(cls, state):
+        """Rebuild a fitted map from `to_dict()`'s output."""
+        return map_from_dict(state, expected=cls)
+
+
+_REGISTRY = {}
+
+
+def register(cls):
+    """Class decorator: make a map rebuildable by `map_from_dict`."""
+    _REGISTRY[cls.__name__] = cls
+    return cls
+
+
+def map_from_dict(state, expected=None):
+    """Rebuild the fitted feature map described by `FeatureMap.to_dict()`."""
+    try:
+        cls = _REGISTRY[state["type"]]
+        params, seed, d = dict(state["params"]), state["seed"], state["n_features_in"]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not a skylite feature-map description: {exc!r}") from None
+    if expected is not None and not issubclass(cls, expected):
+        raise ValueError(f"description is of a {state['type']}, not a {expected.__name__}")
+    if "random_state" in cls._param_names():
+        params["random_state"] = seed
+    fmap = cls(**params)
+    fmap._fit_dimension(check_positive(d, "n_features_in", integer=True),
+                        resolve_seed(seed))
+    return fmap

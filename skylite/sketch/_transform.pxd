@@ -1,0 +1,55 @@
+# The transform operator T[X_i, j] -> Z_ij shared by every feature map (DESIGN.md section 2).
+#
+# Native code (the ADMM engine) asks any map for block j of a range of rows, into a buffer
+# it owns, without the GIL:
+#
+#     cdef BlockTransform T = feature_map.transform_op_
+#     params = malloc(T.param_size(j) * sizeof(double))     # or keep it cached
+#     work = malloc(T.work_size(j, n_rows) * sizeof(double))
+#     T.make_params_f64(j, params)                           # from (seed, j) alone
+#     T.apply_f64(j, params, &rows, out, ldo, work)          # out: n_rows x s_j, row-major
+#
+# The input is validated by the Python front before any of this runs (finite values, the
+# dimension the map was fitted with, float32 or float64, canonical CSR), so these methods
+# cannot fail.  A block's values come out already scaled by sqrt(s_j / s).
+from libc.stdint cimport int32_t, int64_t, uint64_t
+
+cdef enum RowsKind:
+    ROWS_DENSE = 0
+    ROWS_CSR = 1
+
+ctypedef struct Rows:
+    # A range of n_rows input rows with n_cols (= d) columns, float32 or float64 (the
+    # *_f32 / *_f64 method that receives it says which).
+    #   dense: row r is values[r * ld : r * ld + n_cols]
+    #   CSR:   row r is values[indptr[r]:indptr[r + 1]] at columns indices[indptr[r]:...];
+    #          indptr points at this range's first row, its entries index the whole arrays.
+    int kind
+    Py_ssize_t itemsize          # 4 (float32) or 8 (float64)
+    Py_ssize_t n_rows
+    Py_ssize_t n_cols
+    const void *values
+    Py_ssize_t ld
+    const int64_t *indptr
+    const int32_t *indices
+
+cdef Rows rows_range(const Rows *rows, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
+
+cdef class BlockTransform:
+    """A feature map z: R^d -> R^s split into column blocks; see the module comment."""
+    cdef readonly Py_ssize_t n_features_in
+    cdef readonly Py_ssize_t n_features
+    cdef readonly Py_ssize_t n_blocks
+    cdef readonly uint64_t seed
+    cdef Py_ssize_t[::1] offsets
+
+    cdef void _set_blocks(self, Py_ssize_t d, Py_ssize_t[::1] offsets, uint64_t seed)
+    cdef Py_ssize_t block_size(self, Py_ssize_t j) noexcept nogil
+    cdef Py_ssize_t param_size(self, Py_ssize_t j) noexcept nogil
+    cdef Py_ssize_t work_size(self, Py_ssize_t j, Py_ssize_t n_rows) noexcept nogil
+    cdef void make_params_f64(self, Py_ssize_t j, double *params) noexcept nogil
+    cdef void make_params_f32(self, Py_ssize_t j, float *params) noexcept nogil
+    cdef void apply_f64(self, Py_ssize_t j, const double *params, const Rows *rows,
+                        double *out, Py_ssize_t ldo, double *work) noexcept nogil
+    cdef void apply_f32(self, Py_ssize_t j, const float *params, const Rows *rows,
+                        float *out, Py_ssize_t ldo, float *work) noexcept nogil

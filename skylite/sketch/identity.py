@@ -1,0 +1,42 @@
+"""The identity feature map of the linear kernel: blocks are column slices of X."""
+import numpy as np
+
+from .._validation import check_positive
+from ._base import FeatureMap, even_block_sizes, register
+from ._identity import IdentityTransform
+
+
+@register
+class Identity(FeatureMap):
+    """z(x) = x, split into n_blocks column slices, so the same engine trains linear models.
+
+    s = d is fixed by the data at fit time; `block_sizes` is known after fit.
+    Block j is X[:, offsets[j]:offsets[j + 1]], exact and unscaled.
+    """
+
+    def __init__(self, n_blocks=1):
+        self.n_blocks = n_blocks
+
+    def _check_params(self):
+        check_positive(self.n_blocks, "n_blocks", integer=True)
+
+    @property
+    def block_sizes(self):
+        self._check_fitted()
+        return even_block_sizes(self.n_features_in_, self.n_blocks)
+
+    @property
+    def n_features(self):
+        self._check_fitted()
+        return self.n_features_in_
+
+    def _fit_dimension(self, d, seed):
+        self._check_params()
+        if self.n_blocks > d:
+            raise ValueError(f"n_blocks ({self.n_blocks}) cannot exceed the number of input "
+                             f"features ({d}) for the identity map")
+        offsets = np.concatenate([[0], np.cumsum(even_block_sizes(d, self.n_blocks))])
+        self.n_features_in_ = int(d)
+        self.seed_ = 0
+        self.transform_op_ = IdentityTransform(int(d), offsets.astype(np.intp))
+        return self
