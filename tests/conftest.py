@@ -1,0 +1,34 @@
+"""Shared fixtures: small real datasets."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def load_shared(name):
+    """A dataset from ../shared/data (beside the checkout), or skip the test without it."""
+    path = SHARED_DATA / name
+    if not path.exists():
+        pytest.skip(f"{path} not found (../shared/data beside the checkout)")
+    return np.load(path)
+
+
+@pytest.fixture(scope="session")
+def mnist600():
+    """The first 600 MNIST training rows, float64 pixels in [0, 1]."""
+    return load_shared("mnist.npz")["X_train"][:600].astype(np.float64)
+
+
+@pytest.fixture(scope="session")
+def pendigits():
+    """Pendigits (ships with skylite): X_train, y_train, X_test, y_test."""
+    from skylite.datasets import load_pendigits
+    return load_pendigits()
+
+
+@pytest.fixture(scope="session")
+def digits_small(pendigits):
+    """300 pendigits rows scaled to [0, 1]: a small real dense input."""
+    return pendigits[0][:300].astype(np.float64) / 100.0

@@ -1,0 +1,86 @@
+"""Exact kernels: agreement with scikit-learn, sparse input, blocking, bad parameters."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.gaussian_process.kernels import Matern as SkMatern
+from sklearn.metrics.pairwise import (laplacian_kernel, linear_kernel, polynomial_kernel,
+                                      rbf_kernel)
+
+import skylite.kernels._kernels as kernels_module
+from skylite.kernels import ExpSemigroup, Gaussian, Laplacian, Linear, Matern, Polynomial
+from skylite.sketch import (GaussianRFF, Identity, LaplacianRFF, MaternRFF, RandomLaplace)
+
+
+@pytest.fixture
+def XY(digits_small):
+    return digits_small[:120], digits_small[120:200]
+
+
+def exp_semigroup_reference(X, Y, beta):
+    return np.exp(-beta * np.sqrt(X[:, None, :] + Y[None, :, :]).sum(axis=2))
+
+
+@pytest.mark.parametrize("kernel, reference", [
+    (Gaussian(0.7), lambda X, Y: rbf_kernel(X, Y, gamma=1 / (2 * 0.7**2))),
+    (Laplacian(3.0), lambda X, Y: laplacian_kernel(X, Y, gamma=1 / 3.0)),
+    (Polynomial(3, 0.5, 1.0), lambda X, Y: polynomial_kernel(X, Y, 3, 0.5, 1.0)),
+    (Linear(), linear_kernel),
+    (Matern(0.5, 1.3), lambda X, Y: SkMatern(1.3, nu=0.5)(X, Y)),
+    (Matern(1.5, 1.3), lambda X, Y: SkMatern(1.3, nu=1.5)(X, Y)),
+    (Matern(2.5, 1.3), lambda X, Y: SkMatern(1.3, nu=2.5)(X, Y)),
+    (Matern(0.8, 1.3), lambda X, Y: SkMatern(1.3, nu=0.8)(X, Y)),
+    (ExpSemigroup(0.4), lambda X, Y: exp_semigroup_reference(X, Y, 0.4)),
+])
+def test_gram_matches_reference(kernel, reference, XY):
+    X, Y = XY
+    np.testing.assert_allclose(kernel.gram(X, Y), reference(X, Y), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(kernel.gram(X), reference(X, X), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(kernel.gram(sp.csr_matrix(X), sp.csr_matrix(Y)),
+                               reference(X, Y), rtol=1e-9, atol=1e-12)
+
+
+def test_gram_is_computed_in_blocks(XY, monkeypatch):
+    X, Y = XY
+    full = Gaussian(1.0).gram(X, Y)
+    # a tiny workspace forces many row blocks of X and Y; the result must not change
+    monkeypatch.setattr(kernels_module, "_WORKSPACE", 64)
+    np.testing.assert_allclose(Gaussian(1.0).gram(X, Y), full, rtol=1e-12)
+    np.testing.assert_allclose(ExpSemigroup(0.3).gram(X, Y),
+                               exp_semigroup_reference(X, Y, 0.3), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kernel, cls", [
+    (Gaussian(2.0), GaussianRFF), (Laplacian(2.0), LaplacianRFF), (Matern(1.5, 2.0), MaternRFF),
+    (ExpSemigroup(0.5), RandomLaplace), (Linear(), Identity)])
+def test_feature_map_builds_the_matching_map(kernel, cls):
+    fmap = kernel.feature_map(64, n_blocks=4, random_state=3)
+    assert type(fmap) is cls
+    assert fmap.n_blocks == 4
+    with pytest.raises(ValueError, match="unknown feature-map method"):
+        kernel.feature_map(64, method="nystroem")
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: Gaussian(0), "sigma"), (lambda: Gaussian(-1.0), "sigma"),
+    (lambda: Laplacian(float("nan")), "sigma"), (lambda: Matern(nu=0), "nu"),
+    (lambda: Matern(length_scale=-2), "length_scale"), (lambda: Polynomial(degree=1.5), "degree"),
+    (lambda: Polynomial(degree=0), "degree"), (lambda: Polynomial(gamma=0), "gamma"),
+    (lambda: Polynomial(coef0=-1), "coef0"), (lambda: ExpSemigroup(beta=0), "beta"),
+])
+def test_bad_parameters(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_bad_input(XY):
+    X, Y = XY
+    bad = X.copy()
+    bad[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        Gaussian(1.0).gram(bad)
+    with pytest.raises(ValueError, match="features"):
+        Gaussian(1.0).gram(X, Y[:, :5])
+    with pytest.raises(ValueError, match="2-D"):
+        Gaussian(1.0).gram(X[0])
+    with pytest.raises(ValueError, match="negative"):
+        ExpSemigroup(1.0).gram(X - 0.5)

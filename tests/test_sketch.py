@@ -1,0 +1,238 @@
+"""Feature maps: kernel approximation, block structure, determinism, input handling."""
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+from skylite.kernels import ExpSemigroup, Gaussian, Laplacian, Linear, Matern
+from skylite.sketch import (GaussianRFF, Identity, LaplacianRFF, MaternRFF, RandomLaplace,
+                            map_from_dict)
+
+# (kernel, map class, kernel parameters as the map names them), on pendigits scaled to [0, 1]
+RANDOM_MAPS = {
+    "gaussian": (Gaussian(1.0), GaussianRFF, {"sigma": 1.0}),
+    "laplacian": (Laplacian(4.0), LaplacianRFF, {"sigma": 4.0}),
+    "matern": (Matern(1.5, 1.0), MaternRFF, {"nu": 1.5, "length_scale": 1.0}),
+    "matern_rough": (Matern(0.7, 2.0), MaternRFF, {"nu": 0.7, "length_scale": 2.0}),
+    "random_laplace": (ExpSemigroup(0.1), RandomLaplace, {"beta": 0.1}),
+}
+
+
+def make_map(name, n_features, n_blocks=1, random_state=0):
+    kernel, cls, params = RANDOM_MAPS[name]
+    return cls(n_features=n_features, n_blocks=n_blocks, random_state=random_state, **params)
+
+
+def relative_gram_error(fmap, kernel, X):
+    Z = fmap.fit(X).transform(X)
+    K = kernel.gram(X)
+    return np.linalg.norm(Z @ Z.T - K) / np.linalg.norm(K)
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM_MAPS))
+def test_gram_error_falls_like_inverse_sqrt_s(name, digits_small):
+    X = digits_small[:150]
+    kernel = RANDOM_MAPS[name][0]
+    # median over seeds: random Laplace features are heavy-tailed (Levy), so a mean would
+    # be dominated by the occasional outlier at small s
+    errors = {s: np.median([relative_gram_error(make_map(name, s, n_blocks=2, random_state=r),
+                                                kernel, X) for r in range(6)])
+              for s in (256, 4096)}
+    ratio = errors[4096] / errors[256]   # 1/sqrt(16) = 0.25 expected
+    assert 0.15 < ratio < 0.4, errors
+    assert errors[4096] < 0.08, errors
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM_MAPS))
+def test_features_are_unbiased(name, digits_small):
+    """The mean over seeds of z(x).z(x') tends to k(x, x')."""
+    X = digits_small[:20]
+    kernel = RANDOM_MAPS[name][0]
+    estimates = []
+    for seed in range(40):
+        Z = make_map(name, 256, n_blocks=3, random_state=seed).fit(X).transform(X)
+        estimates.append(Z @ Z.T)
+    estimates = np.array(estimates)
+    mean, stderr = estimates.mean(axis=0), estimates.std(axis=0) / np.sqrt(len(estimates))
+    assert np.all(np.abs(mean - kernel.gram(X)) <= 5 * stderr + 1e-12)
+
+
+@pytest.mark.parametrize("name, sigma_or_none, limit", [
+    ("gaussian", 6.0, 0.05), ("laplacian", 60.0, 0.08)])
+def test_mnist_accuracy_targets(name, sigma_or_none, limit, mnist600):
+    """Issue targets: Frobenius error at s = 16384 on 600 MNIST rows."""
+    kernel = {"gaussian": Gaussian, "laplacian": Laplacian}[name](sigma_or_none)
+    fmap = kernel.feature_map(16384, n_blocks=4, random_state=1)
+    assert relative_gram_error(fmap, kernel, mnist600) < limit
+
+
+@given(name=st.sampled_from(sorted(RANDOM_MAPS)), n_features=st.integers(1, 300),
+       n_blocks=st.integers(1, 7), seed=st.integers(0, 2**64 - 1))
+@settings(max_examples=40, deadline=None)
+def test_transform_equals_stacked_blocks(name, n_features, n_blocks, seed, digits_small):
+    n_blocks = min(n_blocks, n_features)
+    X = digits_small[:37]
+    fmap = make_map(name, n_features, n_blocks, seed).fit(X)
+    Z = fmap.transform(X)
+    assert Z.shape == (37, n_features)
+    assert sum(fmap.block_sizes) == n_features and len(fmap.block_sizes) == n_blocks
+    blocks = [fmap.block(X, j) for j in range(n_blocks)]
+    assert [b.shape[1] for b in blocks] == fmap.block_sizes
+    np.testing.assert_array_equal(np.hstack(blocks), Z)
+    # a block of a subset of rows is that subset of the block
+    np.testing.assert_array_equal(fmap.block(X[5:9], n_blocks - 1), blocks[-1][5:9])
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM_MAPS))
+def test_seed_determines_the_features(name, digits_small):
+    X = digits_small[:50]
+    a = make_map(name, 200, 3, random_state=11).fit(X).transform(X)
+    b = make_map(name, 200, 3, random_state=11).fit(X).transform(X)
+    c = make_map(name, 200, 3, random_state=12).fit(X).transform(X)
+    np.testing.assert_array_equal(a, b)
+    assert np.mean(a == c) < 0.01
+    # block j depends on (seed, j) only, not on how many blocks follow (up to the
+    # sqrt(s_j / s) scaling), nor on the number of threads
+    first = make_map(name, 300, 3, random_state=11).fit(X)
+    other = make_map(name, 200, 2, random_state=11).fit(X)
+    np.testing.assert_allclose(first.block(X, 0) * np.sqrt(300), other.block(X, 0) * np.sqrt(200),
+                               rtol=1e-12, atol=1e-300)  # exp(-.) features can be subnormal
+    np.testing.assert_array_equal(first.transform(X, n_threads=1), first.transform(X, n_threads=2))
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM_MAPS))
+def test_csr_equals_dense(name, digits_small):
+    X = digits_small[:300].copy()
+    X[X < 0.5] = 0.0   # about half the entries become structural zeros
+    fmap = make_map(name, 500, 3).fit(X)
+    np.testing.assert_allclose(fmap.transform(sp.csr_matrix(X)), fmap.transform(X),
+                               rtol=1e-10, atol=1e-13)
+    # non-canonical CSR (unsorted, duplicate entries) means the same matrix
+    coo = sp.coo_matrix(X)
+    half = coo.data / 2
+    dup = sp.csr_matrix((np.r_[half, half], (np.r_[coo.row, coo.row], np.r_[coo.col, coo.col])),
+                        shape=X.shape)
+    np.testing.assert_allclose(fmap.transform(dup), fmap.transform(X), rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM_MAPS))
+def test_float32_in_float32_out(name, digits_small):
+    X = digits_small[:200]
+    fmap = make_map(name, 1000, 2).fit(X)
+    Z64 = fmap.transform(X)
+    Z32 = fmap.transform(X.astype(np.float32))
+    assert Z32.dtype == np.float32 and Z64.dtype == np.float64
+    assert fmap.transform(sp.csr_matrix(X, dtype=np.float32)).dtype == np.float32
+    G64, G32 = Z64 @ Z64.T, Z32.astype(np.float64) @ Z32.T.astype(np.float64)
+    assert np.linalg.norm(G32 - G64) / np.linalg.norm(G64) < 1e-4
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM_MAPS))
+def test_serialization_round_trip(name, digits_small):
+    X = digits_small[:40]
+    fmap = make_map(name, 123, 4, random_state=2**63 + 5).fit(X)
+    state = json.loads(json.dumps(fmap.to_dict()))
+    assert len(json.dumps(state)) < 400          # sizes, parameters and seed only
+    again = map_from_dict(state)
+    assert type(again) is type(fmap) and again.get_params() == fmap.get_params()
+    np.testing.assert_array_equal(again.transform(X), fmap.transform(X))
+    np.testing.assert_array_equal(type(fmap).from_dict(state).transform(X), fmap.transform(X))
+
+
+def test_serialization_rejects_foreign_input():
+    with pytest.raises(ValueError, match="not a skylite feature-map"):
+        map_from_dict({"type": "Nope", "params": {}, "seed": 0, "n_features_in": 3})
+    with pytest.raises(ValueError, match="not a skylite feature-map"):
+        map_from_dict({"hello": 1})
+    state = GaussianRFF(8).fit(np.ones((2, 3))).to_dict()
+    with pytest.raises(ValueError, match="not a LaplacianRFF"):
+        LaplacianRFF.from_dict(state)
+
+
+def test_random_state_none_is_recorded(digits_small):
+    fmap = GaussianRFF(50, random_state=None).fit(digits_small)
+    again = map_from_dict(fmap.to_dict())
+    np.testing.assert_array_equal(again.transform(digits_small), fmap.transform(digits_small))
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: GaussianRFF(10, sigma=0), "sigma"),
+    (lambda: GaussianRFF(10, sigma=-2.0), "sigma"),
+    (lambda: LaplacianRFF(10, sigma=float("inf")), "sigma"),
+    (lambda: MaternRFF(10, nu=-1), "nu"),
+    (lambda: MaternRFF(10, length_scale=0), "length_scale"),
+    (lambda: RandomLaplace(10, beta=0), "beta"),
+    (lambda: GaussianRFF(0), "n_features"),
+    (lambda: GaussianRFF(10.5), "n_features"),
+    (lambda: GaussianRFF(10, n_blocks=11), "n_blocks"),
+    (lambda: GaussianRFF(10, n_blocks=0), "n_blocks"),
+    (lambda: GaussianRFF(10, random_state=-1), "random_state"),
+    (lambda: GaussianRFF(10, random_state="x"), "random_state"),
+    (lambda: Identity(n_blocks=17), "n_blocks"),
+])
+def test_bad_parameters_raise_at_fit(make, message, digits_small):
+    with pytest.raises(ValueError, match=message):
+        make().fit(digits_small)
+
+
+def test_bad_input(digits_small):
+    X = digits_small[:30]
+    fmap = GaussianRFF(20).fit(X)
+    with pytest.raises(ValueError, match="16 features"):
+        fmap.transform(X[:, :10])
+    bad = X.copy()
+    bad[1, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        fmap.transform(bad)
+    with pytest.raises(ValueError, match="NaN"):
+        fmap.transform(sp.csr_matrix(bad))
+    with pytest.raises(ValueError, match="NaN"):
+        GaussianRFF(20).fit(bad)
+    with pytest.raises(ValueError, match="2-D"):
+        fmap.transform(X[0])
+    with pytest.raises(ValueError, match="real numbers"):
+        fmap.transform(X.astype(complex))
+    with pytest.raises(ValueError, match="not fitted"):
+        GaussianRFF(20).transform(X)
+    with pytest.raises(IndexError, match="block index"):
+        fmap.block(X, 1)
+    with pytest.raises(ValueError, match="negative"):
+        RandomLaplace(20).fit(X - 0.5)
+    with pytest.raises(ValueError, match="negative"):
+        RandomLaplace(20).fit(X).transform(X - 0.5)
+    with pytest.raises(ValueError, match="n_threads"):
+        fmap.transform(X, n_threads=0)
+    with pytest.raises(ValueError, match="invalid parameter"):
+        fmap.set_params(gamma=2)
+
+
+def test_empty_and_integer_input(digits_small):
+    fmap = GaussianRFF(20).fit(digits_small)
+    assert fmap.transform(digits_small[:0]).shape == (0, 20)
+    ints = (digits_small * 100).astype(np.int64)
+    np.testing.assert_allclose(fmap.transform(ints), fmap.transform(ints.astype(float)))
+
+
+def test_identity_blocks_are_column_slices(digits_small):
+    X = digits_small[:25]
+    fmap = Linear().feature_map(None, n_blocks=3).fit(X)
+    assert fmap.block_sizes == [6, 5, 5] and fmap.n_features == 16
+    np.testing.assert_array_equal(fmap.transform(X), X)
+    np.testing.assert_array_equal(fmap.block(sp.csr_matrix(X), 1), X[:, 6:11])
+    assert map_from_dict(fmap.to_dict()).block_sizes == [6, 5, 5]
+
+
+def test_gaussian_rff_matches_scikit_learn_statistics(digits_small):
+    """Same kernel as RBFSampler(gamma): errors of the same size at the same s."""
+    from sklearn.kernel_approximation import RBFSampler
+    X = digits_small[:150]
+    K = Gaussian(1.0).gram(X)
+    ours = np.mean([relative_gram_error(GaussianRFF(512, sigma=1.0, random_state=r), Gaussian(1.0), X)
+                    for r in range(5)])
+    theirs = []
+    for r in range(5):
+        Z = RBFSampler(gamma=0.5, n_components=512, random_state=r).fit_transform(X)
+        theirs.append(np.linalg.norm(Z @ Z.T - K) / np.linalg.norm(K))
+    assert 0.7 < ours / np.mean(theirs) < 1.4
