@@ -16,9 +16,8 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 
 cnp.import_array()
 
-# Rows per parallel work item: large enough for an efficient GEMM, small enough that a
-# 20000-row input gives every thread many tiles.
-DEF TILE_ROWS = 256
+# TILE_ROWS (in the .pxd), rows per work item: large enough for an efficient GEMM, small
+# enough that a 20000-row input gives every thread many tiles.
 
 
 cdef Rows rows_range(const Rows *rows, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
@@ -98,7 +97,7 @@ cdef class BlockTransform:
         for j in js:
             _check_block(self, j)
         keep = []  # references that keep the pointers in `rows` alive
-        cdef Rows rows = _rows_of(X, keep)
+        cdef Rows rows = rows_of(X, keep)
         cdef cnp.ndarray o = out
         if o.shape[0] != rows.n_rows or o.shape[1] != sum(self.block_size(j) for j in js):
             raise ValueError("output buffer has the wrong shape")
@@ -114,12 +113,34 @@ cdef class BlockTransform:
         return out
 
 
+cdef void block_into_f64(BlockTransform T, Py_ssize_t j, const double *params, const Rows *rows,
+                         double *out, Py_ssize_t ldo, double *work) noexcept nogil:
+    cdef Py_ssize_t start
+    cdef Rows tile
+    cdef Py_ssize_t t, n_tiles = (rows.n_rows + TILE_ROWS - 1) // TILE_ROWS
+    for t in range(n_tiles):
+        start = t * TILE_ROWS
+        tile = rows_range(rows, start, min(rows.n_rows, start + TILE_ROWS))
+        T.apply_f64(j, params, &tile, out + start * ldo, ldo, work)
+
+
+cdef void block_into_f32(BlockTransform T, Py_ssize_t j, const float *params, const Rows *rows,
+                         float *out, Py_ssize_t ldo, float *work) noexcept nogil:
+    cdef Py_ssize_t start
+    cdef Rows tile
+    cdef Py_ssize_t t, n_tiles = (rows.n_rows + TILE_ROWS - 1) // TILE_ROWS
+    for t in range(n_tiles):
+        start = t * TILE_ROWS
+        tile = rows_range(rows, start, min(rows.n_rows, start + TILE_ROWS))
+        T.apply_f32(j, params, &tile, out + start * ldo, ldo, work)
+
+
 def _check_block(BlockTransform T, Py_ssize_t j):
     if not 0 <= j < T.n_blocks:
         raise IndexError(f"block index {j} out of range for {T.n_blocks} blocks")
 
 
-cdef Rows _rows_of(X, list keep) except *:
+cdef Rows rows_of(X, list keep) except *:
     cdef Rows rows
     cdef cnp.ndarray values, indices, indptr
     if isinstance(X, np.ndarray):
