@@ -75,6 +75,11 @@ cdef class BlockTransform:
         """Column offsets of the blocks, length n_blocks + 1."""
         return np.asarray(self.offsets).copy()
 
+    def n_params(self, Py_ssize_t j):
+        """The number of parameters (floats) of block j, as `block_params` returns them."""
+        _check_block(self, j)
+        return self.param_size(j)
+
     def block_params(self, Py_ssize_t j, dtype=np.float64):
         """The parameters of block j (a flat array, as the native code stores them)."""
         _check_block(self, j)

@@ -1,0 +1,290 @@
+"""BlockADMM: block-splitting ADMM for kernel machines on implicit random features.
+
+Solves  minimize_W  F(W) = (1/n) sum_i V(y_i, W^T z(x_i)) + alpha r(W)   (W: s x m)
+
+over an R x C grid of blocks Z_ij = T[X_i, j] of the feature matrix, which is never formed
+(DESIGN.md section 3; Parikh & Boyd 2014, reorganized as in Sindhwani & Avron).  Scaled form;
+with C column blocks and R row blocks, per iteration:
+
+    O_i   <- prox_{(1/rho) l_i}(Obar_i - nu_i)          l_i(O) = (1/n) sum_{rows of i} V
+    W     <- prox_{(alpha/rho) r}(Wbar - mu)
+    for each row block i:
+        Delta <- O_i ; Obar_i <- C/(C+1) O_i
+        column sweep over j (parallel, native):                    B = Dbar_i/(C+1) + nu_i
+            W'_ij <- (Z^T Z + I)^-1 [Wbar_j - mu'_ij + U_ij + Z^T B],  O' <- Z W'_ij,
+            U_ij <- Z^T O',  Delta <- Delta - O',  Obar_i <- Obar_i + O'/(C+1)
+        Dbar_i <- Delta ;  nu_i <- nu_i + O_i - Obar_i
+    Wbar  <- (sum_i W'_i + W) / (R + 1)
+    mu'_i <- mu'_i + W'_i - Wbar ;  mu <- mu + W - Wbar     (against the *new* Wbar)
+
+Preconditioning.  ADMM is not invariant to the relative scale of the outputs O and the
+weights W.  The engine runs on Z~ = c Z and W~ = W / c with c^2 = 1 / (alpha n), which gives
+the loss term (1/n) V and the regularizer alpha r(c W~) the same curvature (1/n for squared
+loss and l2), so the graph projection (Z~^T Z~ + I) is the ridge normal matrix scaled by
+1/(alpha n).  The regularizer's prox stays exact for any r through
+prox_{t r(c .)}(v) = prox_{t c^2 r}(c v) / c.  `rho` is relative to the loss scale 1/n: the loss
+prox step is t = 1/rho (absolute ADMM parameter rho / n).
+
+The graph-projection factors do not depend on rho, so rho adapts by residual balancing
+(Boyd et al. 2011, 3.4.1; on residuals relative to their tolerances, as OSQP does) with only
+the scaled duals mu, mu', nu rescaled.
+
+Residuals (Boyd et al. 3.3): the primal residual is the consensus violation
+    r = sqrt( sum_i ||W'_i - Wbar||^2 + ||W - Wbar||^2 + sum_i ||O_i - Obar_i||^2 ),
+the dual residual the change of the consensus variables,
+    d = rho sqrt( (R + 1) ||Wbar - Wbar_prev||^2 + sum_i ||Obar_i - Obar_i,prev||^2 );
+the run stops when r <= tol * max(primal norms) and d <= tol * rho * ||duals|| (plus a tiny
+absolute floor), or after max_iter iterations.
+"""
+import time
+
+import numpy as np
+
+from .._threads import blas_single_threaded, resolve_threads
+from .._validation import check_positive
+from ._graph_projection import PHASES, ColumnBlocks
+from .memory import available_memory_bytes, paper_estimate_bytes, plan_cache
+
+
+class ConvergenceError(FloatingPointError):
+    """ADMM produced non-finite values: the model is not returned."""
+
+
+class RowBlock:
+    """The rows X_i, coded targets Y_i (n_i x m) and per-row-block ADMM state."""
+
+    def __init__(self, columns, Y, s, m):
+        n = Y.shape[0]
+        self.columns = columns            # ColumnBlocks: factors and caches of Z_i1..Z_iC
+        self.Y = Y
+        self.O, self.Obar, self.nu, self.Dbar = (np.zeros((n, m)) for _ in range(4))
+        self.Wp, self.mu_p, self.U = (np.zeros((s, m)) for _ in range(3))
+
+
+class BlockADMM:
+    """Block-splitting ADMM over a fitted feature map (see the module docstring).
+
+    Parameters
+    ----------
+    feature_map : fitted skylite.sketch.FeatureMap
+    loss, regularizer : skylite.prox loss / regularizer objects
+    alpha : float >= 0, the regularization weight (the paper's lambda)
+    rho : float > 0, initial ADMM step parameter, relative to the loss scale (see above)
+    max_iter : int, tol : float  (stopping, see the module docstring)
+    n_row_blocks : int, R simulated row blocks in this process (one per MPI rank later)
+    n_threads : int or None (all cores)
+    memory_budget : bytes for caching Z blocks / map parameters; 0 caches nothing, None
+        takes half of the machine's available memory
+    precision : "float64" or "float32", the precision of the transform (state is float64)
+    adapt_rho : bool, residual balancing
+    verbose : bool, one line per iteration
+    callback : callable(iteration, record, W) -> bool or None; True stops the run
+    """
+
+    def __init__(self, feature_map, loss, regularizer, alpha, *, rho=1.0, max_iter=500,
+                 tol=1e-3, n_row_blocks=1, n_threads=None, memory_budget=None,
+                 precision="float64", adapt_rho=True, verbose=False, callback=None,
+                 validation=None):
+        self.feature_map = feature_map
+        self.loss = loss
+        self.regularizer = regularizer
+        self.alpha = check_positive(alpha, "alpha", allow_zero=True)
+        self.rho = check_positive(rho, "rho")
+        self.max_iter = check_positive(max_iter, "max_iter", integer=True)
+        self.tol = check_positive(tol, "tol")
+        self.n_row_blocks = check_positive(n_row_blocks, "n_row_blocks", integer=True)
+        self.n_threads = resolve_threads(n_threads)
+        if memory_budget is not None:
+            check_positive(memory_budget, "memory_budget", allow_zero=True)
+        self.memory_budget = memory_budget
+        if precision not in ("float64", "float32"):
+            raise ValueError(f"precision must be 'float64' or 'float32', got {precision!r}")
+        self.precision = precision
+        self.adapt_rho = bool(adapt_rho)
+        self.verbose = bool(verbose)
+        self.callback = callback
+        self.validation = validation
+
+    # ---- setup ----
+
+    def _row_ranges(self, n):
+        R = self.n_row_blocks
+        if R > n:
+            raise ValueError(f"n_row_blocks ({R}) cannot exceed the number of rows ({n})")
+        bounds = np.linspace(0, n, R + 1).round().astype(int)
+        return [(bounds[i], bounds[i + 1]) for i in range(R)]
+
+    def memory_estimate(self, n, d, m):
+        """The paper's per-process memory estimate (bytes) for this problem."""
+        op = self.feature_map.transform_op_
+        return paper_estimate_bytes(n, d, m, op.n_features, self.n_row_blocks, op.n_blocks,
+                                    self.n_threads)
+
+    def _setup(self, X, Y):
+        op = self.feature_map.transform_op_
+        n, m, s = Y.shape[0], Y.shape[1], op.n_features
+        single = self.precision == "float32"
+        X = X.astype(np.float32 if single else np.float64, copy=False)
+        # preconditioning (module docstring): Z~ = c Z
+        self.scale_ = 1.0 / np.sqrt(self.alpha * n) if self.alpha > 0 else 1.0
+        budget = self.memory_budget
+        if budget is None:
+            budget = available_memory_bytes() // 2
+        sizes = list(np.diff(op.block_offsets))
+        self.row_blocks = []
+        for start, stop in self._row_ranges(n):
+            plan = plan_cache(sizes, [op.n_params(j) for j in range(op.n_blocks)],
+                              stop - start, budget // self.n_row_blocks, single)
+            columns = ColumnBlocks(op, X[start:stop], single, plan.cache_z, plan.cache_params,
+                                   self.scale_)
+            self.row_blocks.append(RowBlock(columns, Y[start:stop], s, m))
+        self.cache_plan = plan
+        self.W = np.zeros((s, m))
+        self.mu = np.zeros((s, m))
+        self.Wbar = np.zeros((s, m))
+
+    # ---- the iteration ----
+
+    def fit(self, X, Y, W0=None):
+        """Run ADMM on validated rows X (n x d) and coded targets Y (n x m).
+
+        W0: optional warm start (s x m): the consensus and regularizer iterates start there.
+        Returns self; the solution is `self.coef_` (s x m), the run is in `self.history_`.
+        """
+        op = self.feature_map.transform_op_
+        n, m = Y.shape
+        self.memory_estimate_ = self.memory_estimate(n, X.shape[1], m)
+        self._setup(X, Y)
+        if self.verbose:
+            print(f"BlockADMM: n={n} d={X.shape[1]} s={op.n_features} m={m} "
+                  f"R={self.n_row_blocks} C={op.n_blocks} threads={self.n_threads}; "
+                  f"paper memory estimate {self.memory_estimate_ / 2**20:.1f} MiB; "
+                  f"cached Z blocks {self.cache_plan.n_z_cached}/{op.n_blocks}, "
+                  f"parameters {self.cache_plan.n_params_cached}/{op.n_blocks}")
+        if W0 is not None:
+            W0 = np.asarray(W0, dtype=np.float64) / self.scale_
+            self.W[:] = W0
+            self.Wbar[:] = W0
+            for rb in self.row_blocks:
+                rb.Wp[:] = W0
+        self.history_ = []
+        self.converged_ = False
+        rho = self.rho
+        C, R = op.n_blocks, self.n_row_blocks
+        start = time.perf_counter()
+        with blas_single_threaded():
+            for it in range(1, self.max_iter + 1):
+                tick = time.perf_counter()
+                prox_seconds = 0.0
+                for rb in self.row_blocks:
+                    t0 = time.perf_counter()
+                    self.loss.prox(rb.Obar - rb.nu, rb.Y, 1.0 / rho, out=rb.O)
+                    prox_seconds += time.perf_counter() - t0
+                t0 = time.perf_counter()
+                if self.alpha > 0:
+                    c = self.scale_
+                    self.regularizer.prox(c * (self.Wbar - self.mu), self.alpha * n * c * c / rho,
+                                          out=self.W)
+                    self.W /= c
+                else:
+                    np.subtract(self.Wbar, self.mu, out=self.W)
+                prox_seconds += time.perf_counter() - t0
+                Obar_prev = [rb.Obar for rb in self.row_blocks]
+                for rb in self.row_blocks:
+                    Delta = rb.O.copy()
+                    rb.Obar = rb.O * (C / (C + 1.0))
+                    B = rb.Dbar / (C + 1.0) + rb.nu
+                    if rb.columns.sweep(self.Wbar, rb.mu_p, rb.U, rb.Wp, B, Delta, rb.Obar,
+                                        self.n_threads):
+                        raise ConvergenceError("graph-projection factorization failed: "
+                                               "the feature block has non-finite values")
+                    rb.Dbar = Delta
+                    rb.nu += rb.O - rb.Obar
+                Wbar_prev = self.Wbar
+                self.Wbar = (sum(rb.Wp for rb in self.row_blocks) + self.W) / (R + 1.0)
+                for rb in self.row_blocks:
+                    rb.mu_p += rb.Wp - self.Wbar
+                self.mu += self.W - self.Wbar
+
+                primal, dual, eps_primal, eps_dual = self._residuals(rho, Wbar_prev, Obar_prev)
+                record = {"iteration": it, "objective": self._objective(n), "primal": primal,
+                          "dual": dual, "rho": rho, "prox_seconds": prox_seconds,
+                          "seconds": time.perf_counter() - tick,
+                          "elapsed": time.perf_counter() - start}
+                if not all(np.isfinite([record["objective"], primal, dual])):
+                    raise ConvergenceError(
+                        f"ADMM diverged at iteration {it} (non-finite objective or residuals);"
+                        f" the data or rho={rho:g} may be badly scaled")
+                if self.validation is not None:
+                    record["validation"] = self.validation(self.coef_)
+                self.history_.append(record)
+                if self.verbose:
+                    print(_format_record(record))
+                stop = self.callback(it, record, self.coef_) if self.callback else False
+                if primal <= eps_primal and dual <= eps_dual:
+                    self.converged_ = True
+                    break
+                if stop:
+                    break
+                if self.adapt_rho and it % 10 == 0:
+                    rho = self._balance_rho(rho, primal / eps_primal, dual / eps_dual)
+        self.rho_ = rho
+        self.n_iter_ = len(self.history_)
+        self.phase_seconds_ = dict(zip(PHASES, np.sum(
+            [np.asarray(rb.columns.seconds) for rb in self.row_blocks], axis=0)))
+        self.phase_seconds_["prox"] = sum(r["prox_seconds"] for r in self.history_)
+        return self
+
+    @property
+    def coef_(self):
+        """The model W (s x m): the regularizer's iterate (exactly sparse for l1); it equals
+        the consensus Wbar at convergence."""
+        return self.scale_ * (self.W if self.alpha > 0 else self.Wbar)
+
+    def _objective(self, n):
+        """F at the local models: (1/n) sum_i V(Y_i, Z_i W'_i) + alpha r(mean_i W'_i).
+        For R = 1 this is exactly F(W'); the sweep leaves Z_i W'_i = O_i - Dbar_i."""
+        loss = sum(self.loss.value(rb.O - rb.Dbar, rb.Y) for rb in self.row_blocks) / n
+        if self.alpha == 0:
+            return loss
+        W_mean = sum(rb.Wp for rb in self.row_blocks) * (self.scale_ / len(self.row_blocks))
+        return loss + self.alpha * self.regularizer.value(W_mean)
+
+    def _residuals(self, rho, Wbar_prev, Obar_prev):
+        R = len(self.row_blocks)
+        sq = lambda a: float(np.vdot(a, a))
+        primal = (sum(sq(rb.Wp - self.Wbar) + sq(rb.O - rb.Obar) for rb in self.row_blocks)
+                  + sq(self.W - self.Wbar))
+        dual = rho**2 * ((R + 1) * sq(self.Wbar - Wbar_prev)
+                         + sum(sq(rb.Obar - prev) for rb, prev in zip(self.row_blocks, Obar_prev)))
+        size = (R + 1) * self.Wbar.size + sum(rb.O.size for rb in self.row_blocks)
+        floor = 1e-12 * np.sqrt(size)
+        scale_primal = max(np.sqrt(sum(sq(rb.Wp) + sq(rb.O) for rb in self.row_blocks)
+                                   + sq(self.W)),
+                           np.sqrt((R + 1) * sq(self.Wbar)
+                                   + sum(sq(rb.Obar) for rb in self.row_blocks)))
+        scale_dual = rho * np.sqrt(sq(self.mu) + sum(sq(rb.mu_p) + sq(rb.nu)
+                                                     for rb in self.row_blocks))
+        return (np.sqrt(primal), np.sqrt(dual), self.tol * scale_primal + floor,
+                self.tol * scale_dual + floor)
+
+    def _balance_rho(self, rho, primal, dual, mu=5.0):
+        """Residual balancing on residuals relative to their tolerances (as OSQP does):
+        rho <- rho sqrt(primal / dual) when one dominates the other by more than mu; the
+        scaled duals are rescaled by rho_old / rho_new."""
+        if not (primal > mu * dual or dual > mu * primal) or dual == 0 or primal == 0:
+            return rho
+        scale = float(np.clip(np.sqrt(primal / dual), 1 / 100.0, 100.0))
+        self.mu /= scale
+        for rb in self.row_blocks:
+            rb.mu_p /= scale
+            rb.nu /= scale
+        return rho * scale
+
+
+def _format_record(r):
+    line = (f"iter {r['iteration']:4d}  objective {r['objective']:.6e}  primal {r['primal']:.2e}"
+            f"  dual {r['dual']:.2e}  rho {r['rho']:.2g}")
+    if "validation" in r:
+        line += f"  validation {r['validation']:.4f}"
+    return line + f"  {r['seconds']:.2f}s ({r['elapsed']:.1f}s)"
