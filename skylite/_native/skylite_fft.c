@@ -28,27 +28,79 @@ static int64_t next_pow2(int64_t n)
     return m;
 }
 
+/* One radix-2 stage of span h (decimation in frequency). */
+static inline void dif_stage(int64_t m, int64_t h, const double *restrict twr,
+                             const double *restrict twi, double *restrict re,
+                             double *restrict im)
+{
+    const double *restrict wr = twr + h - 1, *restrict wi = twi + h - 1;
+    for (int64_t g = 0; g < m; g += 2 * h) {
+        double *restrict ar = re + g, *restrict ai = im + g;
+        double *restrict br = re + g + h, *restrict bi = im + g + h;
+        for (int64_t k = 0; k < h; ++k) {
+            double xr = ar[k], xi = ai[k], yr = br[k], yi = bi[k];
+            ar[k] = xr + yr;
+            ai[k] = xi + yi;
+            double dr = xr - yr, di = xi - yi;
+            br[k] = dr * wr[k] - di * wi[k];
+            bi[k] = dr * wi[k] + di * wr[k];
+        }
+    }
+}
+
+/* The butterflies of two radix-2 stages (spans h = 2q and q, decimation in frequency) on
+ * the four quarters of one group of 4q points. */
+static inline void dif_kernel2(int64_t q, double *restrict r0, double *restrict i0,
+                               double *restrict r1, double *restrict i1,
+                               double *restrict r2, double *restrict i2,
+                               double *restrict r3, double *restrict i3,
+                               const double *restrict wr, const double *restrict wi,
+                               const double *restrict ur, const double *restrict ui,
+                               const double *restrict vr, const double *restrict vi)
+{
+    /* w = w_h[k], u = w_h[k + q], v = w_q[k] */
+    for (int64_t k = 0; k < q; ++k) {
+        double x0r = r0[k], x0i = i0[k], x1r = r1[k], x1i = i1[k];
+        double x2r = r2[k], x2i = i2[k], x3r = r3[k], x3i = i3[k];
+        /* span h: (0, 2) with w, (1, 3) with u */
+        double a0r = x0r + x2r, a0i = x0i + x2i;
+        double a1r = x1r + x3r, a1i = x1i + x3i;
+        double dr = x0r - x2r, di = x0i - x2i;
+        double a2r = dr * wr[k] - di * wi[k], a2i = dr * wi[k] + di * wr[k];
+        dr = x1r - x3r; di = x1i - x3i;
+        double a3r = dr * ur[k] - di * ui[k], a3i = dr * ui[k] + di * ur[k];
+        /* span q: (0, 1) and (2, 3) with v */
+        r0[k] = a0r + a1r; i0[k] = a0i + a1i;
+        dr = a0r - a1r; di = a0i - a1i;
+        r1[k] = dr * vr[k] - di * vi[k]; i1[k] = dr * vi[k] + di * vr[k];
+        r2[k] = a2r + a3r; i2[k] = a2i + a3i;
+        dr = a2r - a3r; di = a2i - a3i;
+        r3[k] = dr * vr[k] - di * vi[k]; i3[k] = dr * vi[k] + di * vr[k];
+    }
+}
+
+/* Two radix-2 stages, spans h and h/2, in one pass over the data (decimation in frequency). */
+static inline void dif_stage2(int64_t m, int64_t h, const double *twr, const double *twi,
+                              double *re, double *im)
+{
+    int64_t q = h >> 1;
+    const double *wr = twr + h - 1, *wi = twi + h - 1, *vr = twr + q - 1, *vi = twi + q - 1;
+    for (int64_t g = 0; g < m; g += 2 * h)
+        dif_kernel2(q, re + g, im + g, re + g + q, im + g + q, re + g + h, im + g + h,
+                    re + g + h + q, im + g + h + q, wr, wi, wr + q, wi + q, vr, vi);
+}
+
 /* Decimation in frequency, natural order in, bit-reversed order out (unnormalized
  * forward DFT; pass (im, re) for the unnormalized inverse). */
 SKY_FFT_CLONES
 void sky_fft_dif_pow2(int64_t m, const double *restrict twr, const double *restrict twi,
                       double *restrict re, double *restrict im)
 {
-    for (int64_t h = m >> 1; h >= 4; h >>= 1) {
-        const double *restrict wr = twr + h - 1, *restrict wi = twi + h - 1;
-        for (int64_t g = 0; g < m; g += 2 * h) {
-            double *restrict ar = re + g, *restrict ai = im + g;
-            double *restrict br = re + g + h, *restrict bi = im + g + h;
-            for (int64_t k = 0; k < h; ++k) {
-                double xr = ar[k], xi = ai[k], yr = br[k], yi = bi[k];
-                ar[k] = xr + yr;
-                ai[k] = xi + yi;
-                double dr = xr - yr, di = xi - yi;
-                br[k] = dr * wr[k] - di * wi[k];
-                bi[k] = dr * wi[k] + di * wr[k];
-            }
-        }
-    }
+    int64_t h = m >> 1;
+    for (; h >= 8; h >>= 2)
+        dif_stage2(m, h, twr, twi, re, im);
+    if (h == 4)
+        dif_stage(m, h, twr, twi, re, im);
     if (m >= 4) {
         /* the stages h = 2 (twiddles 1, -i) and h = 1 together */
         for (int64_t g = 0; g < m; g += 4) {
@@ -67,6 +119,65 @@ void sky_fft_dif_pow2(int64_t m, const double *restrict twr, const double *restr
         re[0] = xr + re[1]; im[0] = xi + im[1];
         re[1] = xr - re[1]; im[1] = xi - im[1];
     }
+}
+
+/* One radix-2 stage of span h (decimation in time). */
+static inline void dit_stage(int64_t m, int64_t h, const double *restrict twr,
+                             const double *restrict twi, double *restrict re,
+                             double *restrict im)
+{
+    const double *restrict wr = twr + h - 1, *restrict wi = twi + h - 1;
+    for (int64_t g = 0; g < m; g += 2 * h) {
+        double *restrict ar = re + g, *restrict ai = im + g;
+        double *restrict br = re + g + h, *restrict bi = im + g + h;
+        for (int64_t k = 0; k < h; ++k) {
+            double yr = br[k], yi = bi[k];
+            double tr = yr * wr[k] - yi * wi[k], ti = yr * wi[k] + yi * wr[k];
+            double xr = ar[k], xi = ai[k];
+            ar[k] = xr + tr;
+            ai[k] = xi + ti;
+            br[k] = xr - tr;
+            bi[k] = xi - ti;
+        }
+    }
+}
+
+/* The butterflies of two radix-2 stages (spans q and h = 2q, decimation in time) on the
+ * four quarters of one group of 4q points. */
+static inline void dit_kernel2(int64_t q, double *restrict r0, double *restrict i0,
+                               double *restrict r1, double *restrict i1,
+                               double *restrict r2, double *restrict i2,
+                               double *restrict r3, double *restrict i3,
+                               const double *restrict wr, const double *restrict wi,
+                               const double *restrict ur, const double *restrict ui,
+                               const double *restrict vr, const double *restrict vi)
+{
+    /* v = w_q[k], w = w_h[k], u = w_h[k + q] */
+    for (int64_t k = 0; k < q; ++k) {
+        double x0r = r0[k], x0i = i0[k], x1r = r1[k], x1i = i1[k];
+        double x2r = r2[k], x2i = i2[k], x3r = r3[k], x3i = i3[k];
+        /* span q: (0, 1) and (2, 3) with v */
+        double tr = x1r * vr[k] - x1i * vi[k], ti = x1r * vi[k] + x1i * vr[k];
+        double b0r = x0r + tr, b0i = x0i + ti, b1r = x0r - tr, b1i = x0i - ti;
+        tr = x3r * vr[k] - x3i * vi[k]; ti = x3r * vi[k] + x3i * vr[k];
+        double b2r = x2r + tr, b2i = x2i + ti, b3r = x2r - tr, b3i = x2i - ti;
+        /* span h: (0, 2) with w, (1, 3) with u */
+        tr = b2r * wr[k] - b2i * wi[k]; ti = b2r * wi[k] + b2i * wr[k];
+        r0[k] = b0r + tr; i0[k] = b0i + ti; r2[k] = b0r - tr; i2[k] = b0i - ti;
+        tr = b3r * ur[k] - b3i * ui[k]; ti = b3r * ui[k] + b3i * ur[k];
+        r1[k] = b1r + tr; i1[k] = b1i + ti; r3[k] = b1r - tr; i3[k] = b1i - ti;
+    }
+}
+
+/* Two radix-2 stages, spans q and 2q, in one pass over the data (decimation in time). */
+static inline void dit_stage2(int64_t m, int64_t q, const double *twr, const double *twi,
+                              double *re, double *im)
+{
+    int64_t h = q << 1;
+    const double *wr = twr + h - 1, *wi = twi + h - 1, *vr = twr + q - 1, *vi = twi + q - 1;
+    for (int64_t g = 0; g < m; g += 2 * h)
+        dit_kernel2(q, re + g, im + g, re + g + q, im + g + q, re + g + h, im + g + h,
+                    re + g + h + q, im + g + h + q, wr, wi, wr + q, wi + q, vr, vi);
 }
 
 /* Decimation in time, bit-reversed order in, natural order out (unnormalized forward DFT;
@@ -92,22 +203,16 @@ void sky_fft_dit_pow2(int64_t m, const double *restrict twr, const double *restr
         re[0] = xr + re[1]; im[0] = xi + im[1];
         re[1] = xr - re[1]; im[1] = xi - im[1];
     }
-    for (int64_t h = 4; h < m; h <<= 1) {
-        const double *restrict wr = twr + h - 1, *restrict wi = twi + h - 1;
-        for (int64_t g = 0; g < m; g += 2 * h) {
-            double *restrict ar = re + g, *restrict ai = im + g;
-            double *restrict br = re + g + h, *restrict bi = im + g + h;
-            for (int64_t k = 0; k < h; ++k) {
-                double yr = br[k], yi = bi[k];
-                double tr = yr * wr[k] - yi * wi[k], ti = yr * wi[k] + yi * wr[k];
-                double xr = ar[k], xi = ai[k];
-                ar[k] = xr + tr;
-                ai[k] = xi + ti;
-                br[k] = xr - tr;
-                bi[k] = xi - ti;
-            }
-        }
+    /* spans 4, 8, .., m/2 in pairs; with an odd number of them, span 4 alone first */
+    int64_t h = 4;
+    int64_t n_spans = 0;
+    for (int64_t t = 4; t < m; t <<= 1) ++n_spans;
+    if (n_spans & 1) {
+        dit_stage(m, h, twr, twi, re, im);
+        h <<= 1;
     }
+    for (; h < m; h <<= 2)
+        dit_stage2(m, h, twr, twi, re, im);
 }
 
 void sky_fft_plan_free(sky_fft_plan *plan)
