@@ -57,6 +57,40 @@ def test_fft_rejects_bad_input():
         fft(np.zeros((2, 2)))
 
 
+# ---------------------------------------------------------------- exact values
+
+def _reference(ts, X):
+    """TensorSketch recomputed with numpy from the stored hashes and signs."""
+    op, q = ts.transform_op_, ts.degree
+    D = X.shape[1] + 1
+    Xt = np.hstack([np.sqrt(ts.gamma) * X, np.full((X.shape[0], 1), np.sqrt(ts.coef0))])
+    blocks = []
+    for j, s_j in enumerate(ts.block_sizes):
+        p = op.block_params(j)
+        spectra = np.ones((X.shape[0], s_j), dtype=complex)
+        for k in range(q):
+            h, sign = p[k * D:(k + 1) * D].astype(int), p[(q + k) * D:(q + k + 1) * D]
+            C = np.zeros((X.shape[0], s_j))
+            for c in range(D):
+                C[:, h[c]] += sign[c] * Xt[:, c]
+            spectra *= np.fft.fft(C, axis=1)
+        blocks.append(np.sqrt(s_j / ts.n_features) * np.fft.ifft(spectra, axis=1).real)
+    return np.hstack(blocks)
+
+
+@pytest.mark.parametrize("n_features,degree,n_blocks", [
+    (64, 2, 1), (64, 3, 2), (333, 2, 1), (333, 3, 1), (333, 4, 1), (1000, 3, 1),
+    (1000, 2, 3), (36, 5, 3), (1, 3, 1), (5, 1, 2), (3, 3, 1)])
+def test_matches_numpy_reference(rows, n_features, degree, n_blocks):
+    # covers the three convolution paths: power-of-two size, zero-padded linear convolution
+    # folded mod s, and Bluestein (see _tensorsketch._conv_length)
+    X = rows[:5, ::8]
+    ts = TensorSketch(n_features, degree=degree, gamma=0.7, coef0=1.3, n_blocks=n_blocks,
+                      random_state=11).fit(X)
+    ref = _reference(ts, X)
+    np.testing.assert_allclose(ts.transform(X), ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+
+
 # ---------------------------------------------------------------- accuracy
 
 @pytest.mark.parametrize("degree", [2, 3])

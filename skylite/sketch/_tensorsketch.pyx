@@ -75,18 +75,25 @@ cdef class TensorSketchTransform(BlockTransform):
         self.coef0 = coef0
         self.sqrt_gamma = sqrt(gamma)
         self.sqrt_coef0 = sqrt(coef0)
-        sizes = [int(self.block_size(j)) for j in range(self.n_blocks)]
-        distinct = sorted(set(sizes)) if degree > 1 else []
-        self.plan_of_block = np.array([distinct.index(s) if degree > 1 else -1
-                                       for s in sizes], dtype=np.intp)
+        # the length of the convolution of each block (see _conv_length) and one plan per
+        # distinct length
+        lengths = [_conv_length(int(self.block_size(j)), degree) if degree > 1 else 0
+                   for j in range(self.n_blocks)]
+        distinct = sorted(set(lengths)) if degree > 1 else []
+        self.plan_of_block = np.array([distinct.index(L) if degree > 1 else -1
+                                       for L in lengths], dtype=np.intp)
         if distinct:
             self.plans = <sky_fft_plan *> calloc(len(distinct), sizeof(sky_fft_plan))
             if self.plans == NULL:
                 raise MemoryError("could not allocate the FFT plans")
-            for i, s in enumerate(distinct):
-                if sky_fft_plan_init(&self.plans[i], s) != 0:
-                    raise MemoryError(f"could not allocate the FFT plan of length {s}")
+            for i, L in enumerate(distinct):
+                if sky_fft_plan_init(&self.plans[i], L) != 0:
+                    raise MemoryError(f"could not allocate the FFT plan of length {L}")
                 self.n_plans = i + 1
+
+    def conv_length(self, Py_ssize_t j):
+        """The length of the FFTs of block j (0 for degree 1)."""
+        return 0 if self.degree == 1 else self.plans[self.plan_of_block[j]].n
 
     def __dealloc__(self):
         cdef Py_ssize_t i
@@ -99,11 +106,14 @@ cdef class TensorSketchTransform(BlockTransform):
         return 2 * self.degree * (self.n_features_in + 1)
 
     cdef Py_ssize_t work_size(self, Py_ssize_t j, Py_ssize_t n_rows) noexcept nogil:
-        cdef Py_ssize_t s = self.block_size(j), fft_work = 0
+        cdef Py_ssize_t L = self.block_size(j), fft_work = 0
+        cdef const sky_fft_plan *plan
         if self.degree > 1:
-            fft_work = sky_fft_work_size(&self.plans[self.plan_of_block[j]])
+            plan = &self.plans[self.plan_of_block[j]]
+            L = plan.n
+            fft_work = sky_fft_work_size(plan)
         # doubles needed, counted in floats (the smaller compute type), plus 64 bytes to align
-        return 2 * (6 * s + fft_work) + 16
+        return 2 * (6 * L + fft_work) + 16
 
     cdef void make_params_f64(self, Py_ssize_t j, double *params) noexcept nogil:
         _make_params(self, j, params)
@@ -120,6 +130,27 @@ cdef class TensorSketchTransform(BlockTransform):
         _apply(self, j, params, rows, out, ldo, work)
 
 
+def _conv_length(Py_ssize_t s, int degree):
+    """The FFT length L used for a block of size s and the given degree (>= 2).
+
+    A power of two s: L = s, the circular convolution directly.  Otherwise the circular
+    convolution of length s is the linear convolution of the q sketches (length q (s - 1) + 1)
+    folded mod s, computed with a power-of-two FFT of length L >= q (s - 1) + 1 on zero-padded
+    sketches -- when that L is no longer than Bluestein's (the power of two >= 2 s - 1, and
+    Bluestein needs two such FFTs per transform): always for q = 2.  Otherwise L = s, and the
+    plan of length s uses Bluestein's algorithm.
+    """
+    def pow2_at_least(n):
+        m = 1
+        while m < n:
+            m <<= 1
+        return m
+    if s & (s - 1) == 0:
+        return s
+    linear = pow2_at_least(degree * (s - 1) + 1)
+    return linear if linear <= pow2_at_least(2 * s - 1) else s
+
+
 cdef void _make_params(TensorSketchTransform T, Py_ssize_t j, floating_t *params) noexcept nogil:
     cdef Py_ssize_t D = T.n_features_in + 1, q = T.degree, s = T.block_size(j), i
     cdef uint32_t blk = <uint32_t> j
@@ -130,11 +161,12 @@ cdef void _make_params(TensorSketchTransform T, Py_ssize_t j, floating_t *params
 
 cdef inline void _count_sketch(const Rows *rows, Py_ssize_t r, const floating_t *hash,
                                const floating_t *sign, double sqrt_gamma, double sqrt_coef0,
-                               Py_ssize_t d, double *u, Py_ssize_t s) noexcept nogil:
-    """u[0:s] = C x~ for row r of `rows` (only the nonzeros of a CSR row are hashed)."""
+                               Py_ssize_t d, double *u, Py_ssize_t L) noexcept nogil:
+    """u[0:L] = C x~ (zero-padded to the FFT length L) for row r of `rows` (only the nonzeros
+    of a CSR row are hashed)."""
     cdef const floating_t *x = <const floating_t *> rows.values
     cdef Py_ssize_t k, p
-    memset(u, 0, s * sizeof(double))
+    memset(u, 0, L * sizeof(double))
     if rows.kind == ROWS_DENSE:
         x = x + r * rows.ld
         for k in range(d):
@@ -150,7 +182,7 @@ cdef void _row_spectrum(TensorSketchTransform T, const sky_fft_plan *plan,
                         const floating_t *params, const Rows *rows, Py_ssize_t r,
                         double *pr, double *pi, double *ur, double *ui,
                         double *fft_work) noexcept nogil:
-    """(pr, pi) = prod_p FFT(C_p x~_r), in plan order."""
+    """(pr, pi) = prod_p FFT(C_p x~_r) (length L = plan.n), in plan order."""
     cdef Py_ssize_t d = T.n_features_in, D = d + 1, q = T.degree, s = plan.n
     cdef const int64_t *neg = plan.neg
     cdef Py_ssize_t p = 0, i, ni
@@ -203,17 +235,17 @@ cdef void _apply(TensorSketchTransform T, Py_ssize_t j, const floating_t *params
                  const Rows *rows, floating_t *out, Py_ssize_t ldo,
                  floating_t *work_raw) noexcept nogil:
     cdef Py_ssize_t s = T.block_size(j), n = rows.n_rows, q = T.degree
-    cdef Py_ssize_t d = T.n_features_in, r, k
+    cdef Py_ssize_t d = T.n_features_in, r, k, t, L
     cdef double amp = sqrt(<double> s / <double> T.n_features)
     # the driver's buffer may be only float-aligned: align it for doubles (and SIMD)
     cdef double *work = <double *> ((<uintptr_t> work_raw + 63) & ~(<uintptr_t> 63))
     cdef double *ur = work
-    cdef double *ui = work + s
-    cdef double *p0r = work + 2 * s
-    cdef double *p0i = work + 3 * s
-    cdef double *p1r = work + 4 * s
-    cdef double *p1i = work + 5 * s
-    cdef double *fft_work = work + 6 * s
+    cdef double *ui
+    cdef double *p0r
+    cdef double *p0i
+    cdef double *p1r
+    cdef double *p1i
+    cdef double *fft_work
     cdef const sky_fft_plan *plan
     cdef floating_t *o
     if q == 1:
@@ -226,16 +258,32 @@ cdef void _apply(TensorSketchTransform T, Py_ssize_t j, const floating_t *params
                 o[k] = <floating_t> (amp * ur[k])
         return
     plan = &T.plans[T.plan_of_block[j]]
+    L = plan.n
+    ui = work + L
+    p0r = work + 2 * L
+    p0i = work + 3 * L
+    p1r = work + 4 * L
+    p1i = work + 5 * L
+    fft_work = work + 6 * L
     r = 0
     while r < n:
         _row_spectrum(T, plan, params, rows, r, p0r, p0i, ur, ui, fft_work)
         if r + 1 < n:
             # pack two rows' spectra into one inverse FFT: P0 + i P1 -> z0 + i z1
             _row_spectrum(T, plan, params, rows, r + 1, p1r, p1i, ur, ui, fft_work)
-            for k in range(s):
+            for k in range(L):
                 p0r[k] -= p1i[k]
                 p0i[k] += p1r[k]
         sky_fft_inverse_po(plan, p0r, p0i, fft_work)
+        if L != s:
+            # a linear convolution: fold it mod s
+            k = 0
+            for t in range(s, L):
+                p0r[k] += p0r[t]
+                p0i[k] += p0i[t]
+                k += 1
+                if k == s:
+                    k = 0
         o = out + r * ldo
         for k in range(s):
             o[k] = <floating_t> (amp * p0r[k])
