@@ -91,6 +91,11 @@ cdef class TensorSketchTransform(BlockTransform):
                     raise MemoryError(f"could not allocate the FFT plan of length {L}")
                 self.n_plans = i + 1
 
+    def __reduce__(self):
+        # rebuilt from its sizes, seed and kernel parameters (the plans are recomputed)
+        return (TensorSketchTransform, (self.n_features_in, self.block_offsets, self.seed,
+                                        self.degree, self.gamma, self.coef0))
+
     def conv_length(self, Py_ssize_t j):
         """The length of the FFTs of block j (0 for degree 1)."""
         return 0 if self.degree == 1 else self.plans[self.plan_of_block[j]].n
