@@ -5,7 +5,8 @@
  * Data are in split format: separate arrays of real and imaginary parts, double precision.
  *
  *   - length n a power of two: iterative radix-2 (decimation in frequency for the forward
- *     transform, in time for the inverse), twiddles precomputed per stage;
+ *     transform, in time for the inverse), two stages per pass over the data, the last two
+ *     stages (twiddles 1 and -i) as one radix-4 pass; twiddles precomputed per stage;
  *   - any other n: Bluestein's chirp-z algorithm, a circular convolution of length
  *     m = next power of two >= 2n - 1 computed with the radix-2 transforms above; the chirp
  *     exp(-i pi k^2 / n) and the transform of the convolution kernel are precomputed.
