@@ -88,6 +88,8 @@ def test_matches_numpy_reference(rows, n_features, degree, n_blocks):
     ts = TensorSketch(n_features, degree=degree, gamma=0.7, coef0=1.3, n_blocks=n_blocks,
                       random_state=11).fit(X)
     ref = _reference(ts, X)
+    L = ts.transform_op_.conv_length(0)
+    assert L == 0 if degree == 1 else L >= ts.block_sizes[0]
     np.testing.assert_allclose(ts.transform(X), ref, rtol=0, atol=1e-12 * np.abs(ref).max())
 
 

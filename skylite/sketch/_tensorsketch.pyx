@@ -59,7 +59,7 @@ cdef class TensorSketchTransform(BlockTransform):
     cdef readonly int degree
     cdef readonly double gamma, coef0
     cdef double sqrt_gamma, sqrt_coef0
-    cdef sky_fft_plan *plans           # one per distinct block size (none for degree 1)
+    cdef sky_fft_plan *plans           # one per distinct FFT length (none for degree 1)
     cdef Py_ssize_t n_plans
     cdef Py_ssize_t[::1] plan_of_block
 
@@ -98,6 +98,8 @@ cdef class TensorSketchTransform(BlockTransform):
 
     def conv_length(self, Py_ssize_t j):
         """The length of the FFTs of block j (0 for degree 1)."""
+        if not 0 <= j < self.n_blocks:
+            raise IndexError(f"block index {j} out of range for {self.n_blocks} blocks")
         return 0 if self.degree == 1 else self.plans[self.plan_of_block[j]].n
 
     def __dealloc__(self):
