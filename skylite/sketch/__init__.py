@@ -8,6 +8,7 @@ from ._base import FeatureMap, map_from_dict
 from .identity import Identity
 from .random_laplace import RandomLaplace
 from .rff import GaussianRFF, LaplacianRFF, MaternRFF
+from .tensorsketch import TensorSketch
 
 __all__ = ["FeatureMap", "GaussianRFF", "LaplacianRFF", "MaternRFF", "RandomLaplace",
-           "Identity", "map_from_dict"]
+           "TensorSketch", "Identity", "map_from_dict"]
