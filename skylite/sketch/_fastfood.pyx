@@ -30,10 +30,12 @@ stream tag per array (the chunk's element k has index c d' + k in its stream):
 B from TAG_SIGN, Pi by Fisher-Yates (swap k <-> sky_below(k + 1), k = d'-1 .. 1) from
 TAG_PERM, G from TAG_GAUSS, c_k = sqrt(2 Gamma(d'/2, 1)) from TAG_CHI, b from TAG_PHASE.
 
-Evaluation, per row and chunk, in a work buffer of 2 d' values (work_size):
-u = B x (dense rows copied, CSR rows scattered into zeros), u <- H u (in-place FWHT,
-skylite_fwht.h), w_k = G_k u_{pi(k)}, w <- H w, out[c d' + k] = S'_k w_k; then the
-vectorized cosine sky_cos_shift over the row's s_j values.  O(s_j log d') per row.
+Evaluation (skylite_fastfood.h, C cloned for AVX-512 / AVX2 / baseline), one row at a time,
+for each chunk c: u = B x (x zero-padded; a CSR row is first scattered into a zeroed padded
+row), u <- H u (in-place FWHT), w_k = G_k u_{pi(k)}, w <- H w, out[c d' + k] = S'_k w_k;
+then the vectorized cosine sky_cos_shift over the row's s_j values while they are still in
+cache.  work_size = 3 d' values per thread (u, w and the padded CSR row), whatever the
+number of rows.  Cost O(s_j log d' + nnz s_j / d') per row.
 """
 import numpy as np
 from libc.math cimport sqrt
@@ -45,9 +47,15 @@ from skylite._native.random cimport sky_fill_normal, sky_gamma, sky_uniform, sky
 from skylite._native.vmath cimport sky_cos_shift_f64, sky_cos_shift_f32
 from skylite.sketch._transform cimport BlockTransform, Rows, ROWS_DENSE
 
-cdef extern from "skylite_fwht.h" nogil:
+cdef extern from "skylite_fastfood.h" nogil:
     void sky_fwht_f64(double *a, Py_ssize_t n)
     void sky_fwht_f32(float *a, Py_ssize_t n)
+    void sky_fastfood_row_f64(Py_ssize_t d, Py_ssize_t D, Py_ssize_t n_chunks, Py_ssize_t s_j,
+                              const double *x, const double *params, double *out,
+                              double *u, double *w)
+    void sky_fastfood_row_f32(Py_ssize_t d, Py_ssize_t D, Py_ssize_t n_chunks, Py_ssize_t s_j,
+                              const float *x, const float *params, float *out,
+                              float *u, float *w)
 
 # Stream tags: independent random arrays of one block.
 cdef uint32_t TAG_SIGN = 0, TAG_PERM = 1, TAG_GAUSS = 2, TAG_CHI = 3, TAG_PHASE = 4
@@ -117,7 +125,7 @@ cdef class FastfoodTransform(BlockTransform):
         return 4 * self.padded * self.n_chunks(j) + self.block_size(j)
 
     cdef Py_ssize_t work_size(self, Py_ssize_t j, Py_ssize_t n_rows) noexcept nogil:
-        return 2 * self.padded
+        return 3 * self.padded
 
     cdef void make_params_f64(self, Py_ssize_t j, double *params) noexcept nogil:
         _make_params(self, j, params)
@@ -185,55 +193,34 @@ cdef void _apply(FastfoodTransform T, Py_ssize_t j, const floating_t *params,
                  const Rows *rows, floating_t *out, Py_ssize_t ldo,
                  floating_t *work) noexcept nogil:
     cdef Py_ssize_t d = T.n_features_in, D = T.padded, s_j = T.block_size(j)
-    cdef Py_ssize_t n_chunks = T.n_chunks(j), i, c, k, p, m
+    cdef Py_ssize_t n_chunks = T.n_chunks(j), i, p
     cdef const floating_t *x = <const floating_t *> rows.values
-    cdef const floating_t *xi
-    cdef const floating_t *P
-    cdef const floating_t *B
-    cdef const floating_t *Pi
-    cdef const floating_t *G
-    cdef const floating_t *S
+    cdef const floating_t *phase = params + 4 * D * n_chunks
     cdef floating_t *u = work
     cdef floating_t *w = work + D
+    cdef floating_t *xpad = work + 2 * D
     cdef floating_t *o
     for i in range(rows.n_rows):
         o = out + i * ldo
-        for c in range(n_chunks):
-            P = params + 4 * D * c
-            B = P
-            Pi = P + D
-            G = P + 2 * D
-            S = P + 3 * D
-            # u = B x, x zero-padded to d'
-            if rows.kind == ROWS_DENSE:
-                xi = x + i * rows.ld
-                for k in range(d):
-                    u[k] = B[k] * xi[k]
-                for k in range(d, D):
-                    u[k] = 0
-            else:
-                memset(u, 0, D * sizeof(floating_t))
-                for p in range(rows.indptr[i], rows.indptr[i + 1]):
-                    k = rows.indices[p]
-                    u[k] = B[k] * x[p]
-            _fwht(u, D)
-            # w = G Pi u
-            for k in range(D):
-                w[k] = G[k] * u[<Py_ssize_t> Pi[k]]
-            _fwht(w, D)
-            # out = S' w, keeping the rows of V this block needs
-            m = min(D, s_j - c * D)
-            for k in range(m):
-                o[c * D + k] = S[k] * w[k]
-        if floating_t is double:
-            sky_cos_shift_f64(1, s_j, o, ldo, params + 4 * D * n_chunks, T.amplitude)
+        if rows.kind == ROWS_DENSE:
+            _row(d, D, n_chunks, s_j, x + i * rows.ld, params, o, u, w)
         else:
-            sky_cos_shift_f32(1, s_j, o, ldo, params + 4 * D * n_chunks,
-                              <float> T.amplitude)
+            # scatter the sparse row into a zeroed padded row
+            memset(xpad, 0, D * sizeof(floating_t))
+            for p in range(rows.indptr[i], rows.indptr[i + 1]):
+                xpad[rows.indices[p]] = x[p]
+            _row(D, D, n_chunks, s_j, xpad, params, o, u, w)
+        # the cosine while the row is still in cache
+        if floating_t is double:
+            sky_cos_shift_f64(1, s_j, o, ldo, phase, T.amplitude)
+        else:
+            sky_cos_shift_f32(1, s_j, o, ldo, phase, <float> T.amplitude)
 
 
-cdef inline void _fwht(floating_t *a, Py_ssize_t n) noexcept nogil:
+cdef inline void _row(Py_ssize_t d, Py_ssize_t D, Py_ssize_t n_chunks, Py_ssize_t s_j,
+                      const floating_t *x, const floating_t *params, floating_t *out,
+                      floating_t *u, floating_t *w) noexcept nogil:
     if floating_t is double:
-        sky_fwht_f64(a, n)
+        sky_fastfood_row_f64(d, D, n_chunks, s_j, x, params, out, u, w)
     else:
-        sky_fwht_f32(a, n)
+        sky_fastfood_row_f32(d, D, n_chunks, s_j, x, params, out, u, w)

@@ -16,8 +16,8 @@
  * Functions are cloned for AVX-512, AVX2 and baseline x86-64 and picked at load time.
  * Plain C, no global state, no fast-math: callable from nogil Cython.
  */
-#ifndef SKYLITE_FWHT_H
-#define SKYLITE_FWHT_H
+#ifndef SKYLITE_FASTFOOD_H
+#define SKYLITE_FASTFOOD_H
 
 #include <stddef.h>
 #include <string.h>
@@ -62,8 +62,7 @@ typedef int sky_v16i __attribute__((vector_size(64)));
         }                                                                      \
     }
 
-SKY_FWHT_CLONES
-static void sky_fwht_f64(double *a, ptrdiff_t n)
+static inline __attribute__((always_inline)) void sky_fwht_f64_inl(double *a, ptrdiff_t n)
 {
     ptrdiff_t h;
     if (n < 8) {
@@ -88,8 +87,7 @@ static void sky_fwht_f64(double *a, ptrdiff_t n)
     if (h < n) { SKY_FWHT_RADIX2(double, a, n, h) }
 }
 
-SKY_FWHT_CLONES
-static void sky_fwht_f32(float *a, ptrdiff_t n)
+static inline __attribute__((always_inline)) void sky_fwht_f32_inl(float *a, ptrdiff_t n)
 {
     ptrdiff_t h;
     if (n < 16) {
@@ -116,5 +114,46 @@ static void sky_fwht_f32(float *a, ptrdiff_t n)
     for (h = 16; 4 * h <= n; h *= 4) { SKY_FWHT_RADIX4(float, a, n, h) }
     if (h < n) { SKY_FWHT_RADIX2(float, a, n, h) }
 }
+
+/* a <- H a, in place; n a power of two. */
+SKY_FWHT_CLONES
+static void sky_fwht_f64(double *a, ptrdiff_t n) { sky_fwht_f64_inl(a, n); }
+
+SKY_FWHT_CLONES
+static void sky_fwht_f32(float *a, ptrdiff_t n) { sky_fwht_f32_inl(a, n); }
+
+/*
+ * The Fastfood pre-activations of one input row for the n_chunks chunks of a block:
+ * for chunk c (parameters P = params + 4 D c: B, Pi, G, S' of D values each),
+ *     u = B x (x has d <= D values, zero-padded),  u <- H u,
+ *     w_k = G_k u_{Pi_k},  w <- H w,
+ *     out[c D + k] = S'_k w_k   for k < min(D, s_j - c D).
+ * u and w are work arrays of D values.  Pi holds integers < 2^24 as floating values.
+ */
+#define SKY_FASTFOOD_ROW(T, suffix)                                                       \
+SKY_FWHT_CLONES                                                                           \
+static void sky_fastfood_row_##suffix(ptrdiff_t d, ptrdiff_t D, ptrdiff_t n_chunks,       \
+                                      ptrdiff_t s_j, const T *restrict x,                 \
+                                      const T *restrict params, T *restrict out,          \
+                                      T *restrict u, T *restrict w)                       \
+{                                                                                         \
+    for (ptrdiff_t c = 0; c < n_chunks; ++c) {                                            \
+        const T *restrict B = params + 4 * D * c;                                         \
+        const T *restrict Pi = B + D;                                                     \
+        const T *restrict G = B + 2 * D;                                                  \
+        const T *restrict S = B + 3 * D;                                                  \
+        for (ptrdiff_t k = 0; k < d; ++k) u[k] = B[k] * x[k];                             \
+        for (ptrdiff_t k = d; k < D; ++k) u[k] = 0;                                       \
+        sky_fwht_##suffix##_inl(u, D);                                                    \
+        for (ptrdiff_t k = 0; k < D; ++k) w[k] = G[k] * u[(int)Pi[k]];                    \
+        sky_fwht_##suffix##_inl(w, D);                                                    \
+        ptrdiff_t m = s_j - c * D < D ? s_j - c * D : D;                                  \
+        T *restrict o = out + c * D;                                                      \
+        for (ptrdiff_t k = 0; k < m; ++k) o[k] = S[k] * w[k];                             \
+    }                                                                                     \
+}
+
+SKY_FASTFOOD_ROW(double, f64)
+SKY_FASTFOOD_ROW(float, f32)
 
 #endif
