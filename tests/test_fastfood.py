@@ -242,3 +242,12 @@ def test_bad_input():
         ff.transform(sp.csr_matrix(_data(5, 5)))
     with pytest.raises(ValueError):
         Fastfood(32).transform(X)  # not fitted
+
+
+def test_empty_input_and_too_many_features():
+    X = _data(4, 6, seed=14)
+    ff = Fastfood(40, sigma=1.0).fit(X)
+    assert ff.transform(X[:0]).shape == (0, 40)
+    assert ff.transform(sp.csr_matrix((0, 6))).shape == (0, 40)
+    with pytest.raises(ValueError):
+        Fastfood(8).fit(sp.csr_matrix((1, 2**24 + 1)))
