@@ -28,10 +28,27 @@
 #define SKY_FWHT_CLONES
 #endif
 
+#if defined(__GNUC__)
+#define SKY_FF_INLINE static inline __attribute__((always_inline))
+/* W-wide vectors (64 bytes) and a lane permutation of one vector (GCC or clang) */
+#ifndef SKY_FWHT_VECTOR_BASE
+#define SKY_FWHT_VECTOR_BASE 1
+#endif
 typedef double sky_v8d __attribute__((vector_size(64)));
 typedef float sky_v16f __attribute__((vector_size(64)));
 typedef long long sky_v8l __attribute__((vector_size(64)));
 typedef int sky_v16i __attribute__((vector_size(64)));
+#if defined(__clang__)
+#define SKY_PERM8(x, ...) __builtin_shufflevector((x), (x), __VA_ARGS__)
+#define SKY_PERM16(x, ...) __builtin_shufflevector((x), (x), __VA_ARGS__)
+#else
+#define SKY_PERM8(x, ...) __builtin_shuffle((x), (sky_v8l){__VA_ARGS__})
+#define SKY_PERM16(x, ...) __builtin_shuffle((x), (sky_v16i){__VA_ARGS__})
+#endif
+#else
+#define SKY_FF_INLINE static inline
+#define SKY_FWHT_VECTOR_BASE 0
+#endif
 
 /* One radix-2 stage of stride h (h < n), generic. */
 #define SKY_FWHT_RADIX2(T, a, n, h)                                            \
@@ -62,55 +79,60 @@ typedef int sky_v16i __attribute__((vector_size(64)));
         }                                                                      \
     }
 
-static inline __attribute__((always_inline)) void sky_fwht_f64_inl(double *a, ptrdiff_t n)
+SKY_FF_INLINE void sky_fwht_f64_inl(double *a, ptrdiff_t n)
 {
     ptrdiff_t h;
-    if (n < 8) {
-        for (h = 1; h < n; h *= 2) { SKY_FWHT_RADIX2(double, a, n, h) }
-        return;
+    if (n < 8 || !SKY_FWHT_VECTOR_BASE) {
+        for (h = 1; h < n && h < 8; h *= 2) { SKY_FWHT_RADIX2(double, a, n, h) }
+        if (n <= 8) return;
     }
-    const sky_v8d s1 = {1, -1, 1, -1, 1, -1, 1, -1};
-    const sky_v8d s2 = {1, 1, -1, -1, 1, 1, -1, -1};
-    const sky_v8d s4 = {1, 1, 1, 1, -1, -1, -1, -1};
-    const sky_v8l m1 = {1, 0, 3, 2, 5, 4, 7, 6};
-    const sky_v8l m2 = {2, 3, 0, 1, 6, 7, 4, 5};
-    const sky_v8l m4 = {4, 5, 6, 7, 0, 1, 2, 3};
-    for (ptrdiff_t i = 0; i < n; i += 8) {
-        sky_v8d x, y;
-        memcpy(&x, a + i, sizeof x);
-        y = __builtin_shuffle(x, m1); x = y + s1 * x;
-        y = __builtin_shuffle(x, m2); x = y + s2 * x;
-        y = __builtin_shuffle(x, m4); x = y + s4 * x;
-        memcpy(a + i, &x, sizeof x);
+#if SKY_FWHT_VECTOR_BASE
+    else {
+        const sky_v8d s1 = {1, -1, 1, -1, 1, -1, 1, -1};
+        const sky_v8d s2 = {1, 1, -1, -1, 1, 1, -1, -1};
+        const sky_v8d s4 = {1, 1, 1, 1, -1, -1, -1, -1};
+        for (ptrdiff_t i = 0; i < n; i += 8) {
+            sky_v8d x, y;
+            memcpy(&x, a + i, sizeof x);
+            y = SKY_PERM8(x, 1, 0, 3, 2, 5, 4, 7, 6); x = y + s1 * x;
+            y = SKY_PERM8(x, 2, 3, 0, 1, 6, 7, 4, 5); x = y + s2 * x;
+            y = SKY_PERM8(x, 4, 5, 6, 7, 0, 1, 2, 3); x = y + s4 * x;
+            memcpy(a + i, &x, sizeof x);
+        }
     }
+#endif
     for (h = 8; 4 * h <= n; h *= 4) { SKY_FWHT_RADIX4(double, a, n, h) }
     if (h < n) { SKY_FWHT_RADIX2(double, a, n, h) }
 }
 
-static inline __attribute__((always_inline)) void sky_fwht_f32_inl(float *a, ptrdiff_t n)
+SKY_FF_INLINE void sky_fwht_f32_inl(float *a, ptrdiff_t n)
 {
     ptrdiff_t h;
-    if (n < 16) {
-        for (h = 1; h < n; h *= 2) { SKY_FWHT_RADIX2(float, a, n, h) }
-        return;
+    if (n < 16 || !SKY_FWHT_VECTOR_BASE) {
+        for (h = 1; h < n && h < 16; h *= 2) { SKY_FWHT_RADIX2(float, a, n, h) }
+        if (n <= 16) return;
     }
-    const sky_v16f s1 = {1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1};
-    const sky_v16f s2 = {1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1};
-    const sky_v16f s4 = {1, 1, 1, 1, -1, -1, -1, -1, 1, 1, 1, 1, -1, -1, -1, -1};
-    const sky_v16f s8 = {1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1};
-    const sky_v16i m1 = {1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14};
-    const sky_v16i m2 = {2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13};
-    const sky_v16i m4 = {4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11};
-    const sky_v16i m8 = {8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7};
-    for (ptrdiff_t i = 0; i < n; i += 16) {
-        sky_v16f x, y;
-        memcpy(&x, a + i, sizeof x);
-        y = __builtin_shuffle(x, m1); x = y + s1 * x;
-        y = __builtin_shuffle(x, m2); x = y + s2 * x;
-        y = __builtin_shuffle(x, m4); x = y + s4 * x;
-        y = __builtin_shuffle(x, m8); x = y + s8 * x;
-        memcpy(a + i, &x, sizeof x);
+#if SKY_FWHT_VECTOR_BASE
+    else {
+        const sky_v16f s1 = {1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1};
+        const sky_v16f s2 = {1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1, 1, 1, -1, -1};
+        const sky_v16f s4 = {1, 1, 1, 1, -1, -1, -1, -1, 1, 1, 1, 1, -1, -1, -1, -1};
+        const sky_v16f s8 = {1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1};
+        for (ptrdiff_t i = 0; i < n; i += 16) {
+            sky_v16f x, y;
+            memcpy(&x, a + i, sizeof x);
+            y = SKY_PERM16(x, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+            x = y + s1 * x;
+            y = SKY_PERM16(x, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+            x = y + s2 * x;
+            y = SKY_PERM16(x, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+            x = y + s4 * x;
+            y = SKY_PERM16(x, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+            x = y + s8 * x;
+            memcpy(a + i, &x, sizeof x);
+        }
     }
+#endif
     for (h = 16; 4 * h <= n; h *= 4) { SKY_FWHT_RADIX4(float, a, n, h) }
     if (h < n) { SKY_FWHT_RADIX2(float, a, n, h) }
 }
