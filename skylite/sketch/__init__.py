@@ -5,10 +5,11 @@ native block operator T[X_i, j] -> Z_ij (`transform_op_`) that the ADMM engine d
 without the GIL.  See DESIGN.md section 2 and docs/feature_maps.md.
 """
 from ._base import FeatureMap, map_from_dict
+from .fastfood import Fastfood
 from .identity import Identity
 from .random_laplace import RandomLaplace
 from .rff import GaussianRFF, LaplacianRFF, MaternRFF
 from .tensorsketch import TensorSketch
 
-__all__ = ["FeatureMap", "GaussianRFF", "LaplacianRFF", "MaternRFF", "RandomLaplace",
+__all__ = ["FeatureMap", "GaussianRFF", "LaplacianRFF", "MaternRFF", "Fastfood", "RandomLaplace",
            "TensorSketch", "Identity", "map_from_dict"]

@@ -1,0 +1,66 @@
+"""Fastfood (Le, Sarlos & Smola, 2013): random Fourier features of the Gaussian kernel in
+O(s log d) time and O(s) memory per block instead of O(s d).
+
+Random Fourier features of k(x, x') = exp(-||x - x'||^2 / (2 sigma^2)) need a d x s matrix
+W of N(0, 1 / sigma^2) entries.  Fastfood replaces each d' x d' piece of W^T
+(d' = the next power of two >= d, x zero-padded to d') by the structured matrix
+
+    V = 1 / (sigma sqrt(d')) * S H G Pi H B,
+
+    B   diagonal, random signs +/-1
+    H   the unnormalized d' x d' Walsh-Hadamard matrix (entries +/-1), applied in
+        O(d' log d') by the fast Walsh-Hadamard transform
+    Pi  a random permutation
+    G   diagonal, N(0, 1) entries
+    S   diagonal, S_kk = c_k / ||G||_F with c_k ~ chi(d')
+
+H G Pi H B has rows of norm sqrt(d') ||G||_F, so row k of V has norm c_k / sigma: the norm of
+a d'-dimensional N(0, I / sigma^2) vector, while the Hadamard-Gaussian mixing makes its
+direction nearly uniform.  Block j of s_j features stacks ceil(s_j / d') independent
+chunks V (the last truncated) into V_j and, as for GaussianRFF,
+
+    z_j(x) = sqrt(2 / s_j) cos(V_j x + b_j),   b_j ~ U[0, 2 pi),
+
+so E[z_j(x) . z_j(x')] ~= k(x, x').  All random parameters of block j (B, Pi, G, S, b: about
+4 s_j + 4 d' numbers, see skylite.sketch._fastfood) come from (seed, j) alone.
+"""
+from .._validation import check_positive
+from ._base import FeatureMap, register
+from ._fastfood import FastfoodTransform
+
+
+@register
+class Fastfood(FeatureMap):
+    """Fastfood random features of the Gaussian kernel exp(-||x - x'||^2 / (2 sigma^2)).
+
+    Same kernel and same distribution of feature norms as GaussianRFF, computed with fast
+    Walsh-Hadamard transforms: O(s log d) per row instead of O(s d).
+
+    Parameters
+    ----------
+    n_features : int
+        s, the number of random features (columns of Z).
+    sigma : float > 0
+        Bandwidth.
+    n_blocks : int
+        C, the number of column blocks (1 <= C <= s).
+    random_state : int, numpy generator or None
+        The seed; block j's parameters depend on (seed, j) only.
+
+    Attributes (after fit)
+    ----------------------
+    n_features_in_ : int, seed_ : int, transform_op_ : BlockTransform
+    """
+
+    def __init__(self, n_features=1024, sigma=1.0, n_blocks=1, random_state=0):
+        self.n_features = n_features
+        self.sigma = sigma
+        self.n_blocks = n_blocks
+        self.random_state = random_state
+
+    def _check_params(self):
+        self._check_common_params()
+        check_positive(self.sigma, "sigma")
+
+    def _make_transform_op(self, d, offsets, seed):
+        return FastfoodTransform(d, offsets, seed, float(self.sigma))
