@@ -236,3 +236,23 @@ def test_gaussian_rff_matches_scikit_learn_statistics(digits_small):
         Z = RBFSampler(gamma=0.5, n_components=512, random_state=r).fit_transform(X)
         theirs.append(np.linalg.norm(Z @ Z.T - K) / np.linalg.norm(K))
     assert 0.7 < ours / np.mean(theirs) < 1.4
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM_MAPS))
+def test_features_follow_the_documented_formula(name, digits_small):
+    """Block j is a * f(X W_j + b_j) with the parameters the native code generates
+    (W_j: d x s_j row-major, then b_j for the cosine maps)."""
+    X = digits_small[:60]
+    fmap = make_map(name, 300, 3, random_state=4).fit(X)
+    d, s = X.shape[1], 300
+    for j, s_j in enumerate(fmap.block_sizes):
+        p = fmap.transform_op_.block_params(j)
+        W = p[:d * s_j].reshape(d, s_j)
+        if name == "random_laplace":
+            assert np.all(W > 0)      # Levy variates
+            expected = np.sqrt(1.0 / s) * np.exp(-X @ W)
+        else:
+            b = p[d * s_j:]
+            assert b.shape == (s_j,) and np.all((0 <= b) & (b < 2 * np.pi))
+            expected = np.sqrt(2.0 / s) * np.cos(X @ W + b)
+        np.testing.assert_allclose(fmap.block(X, j), expected, rtol=1e-12, atol=1e-15)
