@@ -1,0 +1,471 @@
+# cython: language_level=3
+"""Losses V(y, o) of DESIGN.md section 1 and their prox operators, row by row.
+
+Each loss is a small strategy object (a cdef class, see `_losses.pxd`) with
+
+* nogil per-row kernels `value_row` / `prox_row` that the ADMM engine cimports and calls from
+  its own `prange`, and row drivers `value_rows` / `prox_rows` parallel over rows;
+* thin Python fronts `value(O, Y)` and `prox(V, Y, t, out=None)` that validate the input
+  (before any GIL release) and run the drivers.
+
+Shapes: O, V, Y, out are n x m (n rows, m outputs).  Computation is in float64; float32 (or
+integer) input is converted, and results are float64.  Prox convention:
+prox_{t f}(v) = argmin_x t f(x) + 1/2 ||x - v||^2, applied to f = V(y_i, .) on each row i.
+
+Results do not depend on the number of threads: each row is computed the same way whatever
+thread runs it, and sums over rows are taken over fixed chunks of rows, then in order.
+"""
+from cython.parallel cimport prange, threadid
+from libc.math cimport exp, log, fabs, NAN
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
+
+import numpy as np
+
+from .._threads import resolve_threads
+from .._validation import check_positive
+from ._checks import (check_matrix, check_one_hot, check_out, check_plus_minus_one,
+                      check_same_shape, check_step, warn_unconverged)
+
+cdef Py_ssize_t VALUE_CHUNK = 1024  # rows per partial sum in value_rows
+
+
+cdef class Loss:
+    """Base class of the losses: V(y, o) summed over the rows of n x m arrays.
+
+    Subclasses implement the nogil kernels of `_losses.pxd`; this class holds the parallel
+    row drivers and the Python fronts.  Attributes: `name` (registry name), `coding` (how
+    class labels are coded for this loss: "ovr" = one-vs-rest +/-1, "onehot"),
+    `classification` (whether the fronts check that Y is coded that way).
+    """
+    name = None
+    coding = "ovr"
+
+    # ---- nogil kernels (overridden) ---------------------------------------------------
+    cdef Py_ssize_t work_size(self, Py_ssize_t m) noexcept nogil:
+        return 0
+
+    cdef double value_row(self, const double *o, const double *y, Py_ssize_t m) noexcept nogil:
+        return NAN
+
+    cdef int prox_row(self, const double *v, const double *y, double t, double *x,
+                      Py_ssize_t m, bint warm, double *work) noexcept nogil:
+        return 0
+
+    # ---- parallel row drivers -----------------------------------------------------------
+    cdef double value_rows(self, const double *O, const double *Y, Py_ssize_t n,
+                           Py_ssize_t m, int n_threads) noexcept nogil:
+        cdef Py_ssize_t n_chunks = (n + VALUE_CHUNK - 1) // VALUE_CHUNK
+        cdef Py_ssize_t c, i, stop
+        cdef double acc, total = 0.0
+        cdef double *partial
+        if n <= 0:
+            return 0.0
+        partial = <double *> malloc(n_chunks * sizeof(double))
+        if partial == NULL:
+            return NAN
+        for c in prange(n_chunks, schedule='static', num_threads=n_threads):
+            acc = 0.0
+            stop = min(n, (c + 1) * VALUE_CHUNK)
+            for i in range(c * VALUE_CHUNK, stop):
+                acc = acc + self.value_row(O + i * m, Y + i * m, m)
+            partial[c] = acc
+        for c in range(n_chunks):
+            total += partial[c]
+        free(partial)
+        return total
+
+    cdef Py_ssize_t prox_rows(self, const double *V, const double *Y, double t, double *X,
+                              Py_ssize_t n, Py_ssize_t m, bint warm,
+                              int n_threads) noexcept nogil:
+        cdef Py_ssize_t ws = self.work_size(m) + 1
+        cdef Py_ssize_t i, bad = 0
+        cdef double *work
+        if n <= 0:
+            return 0
+        work = <double *> malloc(n_threads * ws * sizeof(double))
+        if work == NULL:
+            return -1
+        for i in prange(n, schedule='guided', num_threads=n_threads):
+            bad += self.prox_row(V + i * m, Y + i * m, t, X + i * m, m, warm,
+                                 work + threadid() * ws)
+        free(work)
+        return bad
+
+    # ---- Python fronts ------------------------------------------------------------------
+    def _check_targets(self, Y):
+        """Raise ValueError unless Y is coded as this loss requires (overridden)."""
+
+    def _unconverged(self, count, n):
+        """Report rows on which an iterative prox hit its cap (overridden)."""
+
+    def value(self, O, Y, *, n_threads=None):
+        """sum_i V(y_i, o_i) over the rows of O and Y (both n x m); a float.
+
+        n_threads: OpenMP threads (default: every available core).
+        """
+        O = check_matrix(O, "O")
+        Y = check_matrix(Y, "Y")
+        check_same_shape(O, Y, "O", "Y")
+        self._check_targets(Y)
+        cdef int nt = resolve_threads(n_threads)
+        if O.size == 0:
+            return 0.0
+        cdef const double[:, ::1] o = O
+        cdef const double[:, ::1] y = Y
+        cdef Py_ssize_t n = O.shape[0], m = O.shape[1]
+        cdef double total
+        with nogil:
+            total = self.value_rows(&o[0, 0], &y[0, 0], n, m, nt)
+        if total != total:
+            raise MemoryError("could not allocate the partial sums")
+        return total
+
+    def prox(self, V, Y, t, out=None, *, n_threads=None):
+        """prox_{t V(y_i, .)}(v_i) for every row i: X (n x m, float64).
+
+        x_i = argmin_x t V(y_i, x) + 1/2 ||x - v_i||^2.
+        V, Y: n x m (float32/float64; Y coded as the loss requires); t > 0 finite.
+        out: optional C-contiguous float64 n x m array to write into (returned); it may
+        be V itself.  For the iterative (logistic) prox its contents are a warm start.
+        n_threads: OpenMP threads (default: every available core); the result does not
+        depend on it.
+        """
+        V = check_matrix(V, "V")
+        Y = check_matrix(Y, "Y")
+        check_same_shape(V, Y, "V", "Y")
+        cdef double step = check_step(t)
+        self._check_targets(Y)
+        cdef int nt = resolve_threads(n_threads)
+        cdef bint warm = out is not None
+        if out is None:
+            out = np.empty(V.shape, dtype=np.float64)
+        else:
+            check_out(out, V.shape)
+            if np.may_share_memory(out, V):
+                V = V.copy()
+            if np.may_share_memory(out, Y):
+                Y = Y.copy()
+        if V.size == 0:
+            return out
+        cdef const double[:, ::1] v = V
+        cdef const double[:, ::1] y = Y
+        cdef double[:, ::1] x = out
+        cdef Py_ssize_t n = V.shape[0], m = V.shape[1], bad
+        with nogil:
+            bad = self.prox_rows(&v[0, 0], &y[0, 0], step, &x[0, 0], n, m, warm, nt)
+        if bad < 0:
+            raise MemoryError("could not allocate the prox work buffers")
+        if bad > 0:
+            self._unconverged(bad, n)
+        return out
+
+    # ---- object protocol ----------------------------------------------------------------
+    def get_params(self):
+        """The constructor arguments, as a dict."""
+        return {}
+
+    def __reduce__(self):
+        return (type(self), (), self.get_params())
+
+    def __setstate__(self, state):
+        self.__init__(**state)
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.get_params() == other.get_params()
+
+    def __hash__(self):
+        return hash((type(self).__name__, tuple(sorted(self.get_params().items()))))
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+cdef class SquaredLoss(Loss):
+    """Squared loss V(y, o) = 1/2 ||o - y||^2.
+
+    prox: x = (v + t y) / (1 + t), computed as v/(1+t) + y t/(1+t).
+    classification=False: Y is any real n x m target (regression).  classification=True:
+    Y must be one-vs-rest +/-1 coded (see `skylite.prox.coding`); the fronts check it.
+    """
+    name = "squared"
+
+    def __init__(self, classification=False):
+        self.classification = bool(classification)
+
+    def get_params(self):
+        return {"classification": bool(self.classification)}
+
+    def _check_targets(self, Y):
+        if self.classification:
+            check_plus_minus_one(Y, "SquaredLoss(classification=True)")
+
+    cdef double value_row(self, const double *o, const double *y, Py_ssize_t m) noexcept nogil:
+        cdef double s = 0.0, r
+        cdef Py_ssize_t k
+        for k in range(m):
+            r = o[k] - y[k]
+            s += r * r
+        return 0.5 * s
+
+    cdef int prox_row(self, const double *v, const double *y, double t, double *x,
+                      Py_ssize_t m, bint warm, double *work) noexcept nogil:
+        cdef double a = 1.0 / (1.0 + t)
+        cdef double b = t / (1.0 + t)
+        cdef Py_ssize_t k
+        for k in range(m):
+            x[k] = a * v[k] + b * y[k]
+        return 0
+
+
+cdef class AbsoluteLoss(Loss):
+    """Least absolute deviations (LAD, L1) loss V(y, o) = ||o - y||_1.
+
+    prox, per coordinate: x = y + soft_threshold(v - y, t), i.e. v - t if v - y > t,
+    v + t if v - y < -t, and y otherwise.
+    classification=True makes the fronts check one-vs-rest +/-1 coded Y (as SquaredLoss).
+    """
+    name = "lad"
+
+    def __init__(self, classification=False):
+        self.classification = bool(classification)
+
+    def get_params(self):
+        return {"classification": bool(self.classification)}
+
+    def _check_targets(self, Y):
+        if self.classification:
+            check_plus_minus_one(Y, "AbsoluteLoss(classification=True)")
+
+    cdef double value_row(self, const double *o, const double *y, Py_ssize_t m) noexcept nogil:
+        cdef double s = 0.0
+        cdef Py_ssize_t k
+        for k in range(m):
+            s += fabs(o[k] - y[k])
+        return s
+
+    cdef int prox_row(self, const double *v, const double *y, double t, double *x,
+                      Py_ssize_t m, bint warm, double *work) noexcept nogil:
+        cdef double d, vk
+        cdef Py_ssize_t k
+        for k in range(m):
+            vk = v[k]
+            d = vk - y[k]
+            if d > t:
+                x[k] = vk - t
+            elif d < -t:
+                x[k] = vk + t
+            else:
+                x[k] = y[k]
+        return 0
+
+
+cdef class HingeLoss(Loss):
+    """Hinge loss V(y, o) = sum_k max(0, 1 - y_k o_k), y one-vs-rest +/-1 coded (checked).
+
+    prox, per coordinate with z = y v: x = v if z >= 1; x = v + t y if z <= 1 - t;
+    otherwise x = y (the kink y x = 1).
+    """
+    name = "hinge"
+
+    def __init__(self):
+        self.classification = True
+
+    def _check_targets(self, Y):
+        check_plus_minus_one(Y, "HingeLoss")
+
+    cdef double value_row(self, const double *o, const double *y, Py_ssize_t m) noexcept nogil:
+        cdef double s = 0.0, r
+        cdef Py_ssize_t k
+        for k in range(m):
+            r = 1.0 - y[k] * o[k]
+            if r > 0.0:
+                s += r
+        return s
+
+    cdef int prox_row(self, const double *v, const double *y, double t, double *x,
+                      Py_ssize_t m, bint warm, double *work) noexcept nogil:
+        cdef double z, vk, yk
+        cdef Py_ssize_t k
+        for k in range(m):
+            vk = v[k]
+            yk = y[k]
+            z = yk * vk
+            if z >= 1.0:
+                x[k] = vk
+            elif z <= 1.0 - t:
+                x[k] = vk + t * yk
+            else:
+                x[k] = yk
+        return 0
+
+
+# ---- multinomial logistic ---------------------------------------------------------------
+
+cdef inline Py_ssize_t _hot_index(const double *y, Py_ssize_t m) noexcept nogil:
+    """The index of the 1 of a one-hot row."""
+    cdef Py_ssize_t k, c = 0
+    for k in range(1, m):
+        if y[k] > y[c]:
+            c = k
+    return c
+
+
+cdef double _logistic_objective(const double *x, const double *v, Py_ssize_t c, double t,
+                                Py_ssize_t m, double *e, double *S_out,
+                                double *scale_out) noexcept nogil:
+    """phi(x) = t (lse(x) - x_c) + 1/2 ||x - v||^2, stably.
+
+    Writes e_k = exp(x_k - max x) (so softmax(x) = e / S) and S = sum e_k, and the size of
+    the rounding error of phi (scale_out, to be multiplied by a few eps).  NaN or inf in x
+    propagate to the result.
+    """
+    cdef Py_ssize_t k
+    cdef double M = x[0], S = 0.0, q = 0.0, r, err = 0.0
+    for k in range(1, m):
+        if x[k] > M:
+            M = x[k]
+    for k in range(m):
+        e[k] = exp(x[k] - M)
+        S += e[k]
+        r = x[k] - v[k]
+        q += r * r
+        err += fabs(r) * (fabs(x[k]) + fabs(v[k]))
+    S_out[0] = S
+    scale_out[0] = t * (fabs(M) + fabs(x[c]) + 1.0) + q + err
+    return t * ((M - x[c]) + log(S)) + 0.5 * q
+
+
+cdef class LogisticLoss(Loss):
+    """Multinomial logistic loss V(y, o) = logsumexp(o) - o . y, y a one-hot row (checked).
+
+    prox: per row, minimize phi(x) = t (lse(x) - x . y) + 1/2 ||x - v||^2 by damped Newton.
+    With p = softmax(x), the gradient is g = t (p - y) + x - v and the Hessian
+    H = t (diag(p) - p p^T) + I is diagonal-plus-rank-one, so H^{-1} g costs O(m)
+    (Sherman-Morrison, with the stable denominator 1 - t p.D^{-1}p = sum_k p_k / D_k,
+    D = I + t diag(p)).  Steps are damped by backtracking on phi (Armijo, with an allowance
+    for the rounding error of phi so that full steps are taken near the solution).
+    Start: v, or the contents of `out` when given (a warm start) if its objective is lower,
+    so a garbage `out` is harmless.  Stop: ||g||_inf <= tol * max(1, ||v||_inf), the
+    relative test of the optimality condition x = v - t (p - y).  At most `max_iter` Newton
+    steps per row; rows that hit the cap (or whose line search fails) are reported by a
+    `ProxConvergenceWarning` (the nogil driver returns their count).
+    The coordinate (p - y)_c at the hot index c is computed as -sum_{k != c} p_k, without
+    cancellation; log-sum-exp is shifted by max(x), so |v| up to 1e4 and beyond neither
+    overflows nor loses the gradient.
+    """
+    name = "logistic"
+    coding = "onehot"
+
+    def __init__(self, tol=1e-10, max_iter=100):
+        self.tol = float(check_positive(tol, "tol"))
+        self.max_iter = check_positive(max_iter, "max_iter", integer=True)
+        self.classification = True
+
+    def get_params(self):
+        return {"tol": float(self.tol), "max_iter": int(self.max_iter)}
+
+    def _check_targets(self, Y):
+        check_one_hot(Y, "LogisticLoss")
+
+    def _unconverged(self, count, n):
+        warn_unconverged(count, n, "LogisticLoss.prox", self.max_iter)
+
+    cdef Py_ssize_t work_size(self, Py_ssize_t m) noexcept nogil:
+        return 4 * m
+
+    cdef double value_row(self, const double *o, const double *y, Py_ssize_t m) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef double M = o[0], S = 0.0, oy = 0.0
+        for k in range(1, m):
+            if o[k] > M:
+                M = o[k]
+        for k in range(m):
+            S += exp(o[k] - M)
+            oy += (o[k] - M) * y[k]
+        # lse(o) - o.y with sum y = 1, both relative to M
+        return log(S) - oy
+
+    cdef int prox_row(self, const double *v, const double *y, double t, double *x,
+                      Py_ssize_t m, bint warm, double *work) noexcept nogil:
+        cdef double *p = work           # softmax of the current x
+        cdef double *d = work + m       # gradient, then Newton direction
+        cdef double *xn = work + 2 * m  # trial point
+        cdef double *en = work + 3 * m  # exp(xn - max xn)
+        cdef Py_ssize_t c = _hot_index(y, m), k, it, ls
+        cdef double f, fs, fn, fsn, S, Sn, fw, fsw, Sw
+        cdef double q, g, gmax, Dk, den, pa, gDg, coef, lam2, s, gtol, vmax = 0.0
+        cdef bint accepted
+        for k in range(m):
+            if fabs(v[k]) > vmax:
+                vmax = fabs(v[k])
+        gtol = self.tol * (vmax if vmax > 1.0 else 1.0)
+
+        # starting point: v, or the warm start in x if its objective is lower
+        f = _logistic_objective(v, v, c, t, m, en, &S, &fs)
+        if warm:
+            fw = _logistic_objective(x, v, c, t, m, p, &Sw, &fsw)
+            if fw < f:  # False for NaN
+                f = fw
+                fs = fsw
+                for k in range(m):
+                    p[k] = p[k] / Sw
+                warm = True
+            else:
+                warm = False
+        if not warm:
+            memcpy(x, v, m * sizeof(double))
+            for k in range(m):
+                p[k] = en[k] / S
+
+        for it in range(self.max_iter + 1):
+            # gradient (in d), its norm, and the Sherman-Morrison sums
+            q = 0.0
+            for k in range(m):
+                if k != c:
+                    q += p[k]
+            gmax = 0.0
+            den = 0.0
+            pa = 0.0
+            gDg = 0.0
+            for k in range(m):
+                if k == c:
+                    g = (x[k] - v[k]) - t * q
+                else:
+                    g = (x[k] - v[k]) + t * p[k]
+                d[k] = g
+                if fabs(g) > gmax:
+                    gmax = fabs(g)
+                Dk = 1.0 + t * p[k]
+                den += p[k] / Dk
+                pa += p[k] * g / Dk
+                gDg += g * g / Dk
+            if gmax <= gtol:
+                return 0
+            if it == self.max_iter:
+                return 1
+            # d = -H^{-1} g;  lam2 = g^T H^{-1} g (the Newton decrement squared)
+            coef = t * pa / den
+            for k in range(m):
+                d[k] = -(d[k] + coef * p[k]) / (1.0 + t * p[k])
+            lam2 = gDg + coef * pa
+            # backtracking line search on phi
+            s = 1.0
+            accepted = False
+            for ls in range(64):
+                for k in range(m):
+                    xn[k] = x[k] + s * d[k]
+                fn = _logistic_objective(xn, v, c, t, m, en, &Sn, &fsn)
+                if fn <= f - 1e-4 * s * lam2 + 1e-14 * (fs if fs > fsn else fsn):
+                    accepted = True
+                    break
+                s *= 0.5
+            if not accepted:
+                return 1
+            memcpy(x, xn, m * sizeof(double))
+            for k in range(m):
+                p[k] = en[k] / Sn
+            f = fn
+            fs = fsn
+        return 1
