@@ -16,8 +16,9 @@ Results do not depend on the number of threads: each row is computed the same wa
 thread runs it, and sums over rows are taken over fixed chunks of rows, then in order.
 """
 from cython.parallel cimport prange, threadid
-from libc.math cimport exp, log, fabs, NAN
-from libc.stdlib cimport malloc, free
+from libc.math cimport exp, log, log1p, fabs, NAN, INFINITY
+from libc.float cimport DBL_EPSILON
+from libc.stdlib cimport malloc, free, qsort
 from libc.string cimport memcpy
 
 import numpy as np
@@ -312,29 +313,84 @@ cdef inline Py_ssize_t _hot_index(const double *y, Py_ssize_t m) noexcept nogil:
     return c
 
 
-cdef double _logistic_objective(const double *x, const double *v, Py_ssize_t c, double t,
-                                Py_ssize_t m, double *e, double *S_out,
-                                double *scale_out) noexcept nogil:
-    """phi(x) = t (lse(x) - x_c) + 1/2 ||x - v||^2, stably.
+cdef int _compare_descending(const void *a, const void *b) noexcept nogil:
+    cdef double x = (<const double *> a)[0], y = (<const double *> b)[0]
+    return (x < y) - (x > y)
 
-    Writes e_k = exp(x_k - max x) (so softmax(x) = e / S) and S = sum e_k, and the size of
-    the rounding error of phi (scale_out, to be multiplied by a few eps).  NaN or inf in x
-    propagate to the result.
+
+cdef void _max_surrogate_prox(const double *v, Py_ssize_t c, double t, Py_ssize_t m,
+                              double *u, double *x) noexcept nogil:
+    """x = argmin t (max(x) - x_c) + 1/2 ||x - v||^2, the logistic prox with lse replaced
+    by max (exact in O(m log m) by water-filling).  lse - max lies in [0, log m], so this is
+    a starting point close to the solution when the entries of v are far apart, where
+    Newton from v alone needs many damped steps.  u: scratch of m doubles.
+
+    Optimality: x_k = min(v_k, L) for k != c at a level L, and either x_c = L with
+    L - v_c = sum_{k != c} (v_k - L)_+ <= t, or x_c = v_c + t with sum (v_k - L)_+ = t.
     """
-    cdef Py_ssize_t k
-    cdef double M = x[0], S = 0.0, q = 0.0, r, err = 0.0
-    for k in range(1, m):
-        if x[k] > M:
-            M = x[k]
+    cdef Py_ssize_t k, r, n_u = 0
+    cdef double vc = v[c], csum, L = vc, nxt
     for k in range(m):
-        e[k] = exp(x[k] - M)
-        S += e[k]
+        if k != c:
+            u[n_u] = v[k]
+            n_u += 1
+    if n_u == 0:
+        memcpy(x, v, m * sizeof(double))
+        return
+    qsort(u, n_u, sizeof(double), _compare_descending)
+    if u[0] <= vc:
+        memcpy(x, v, m * sizeof(double))
+        return
+    csum = 0.0
+    for r in range(1, n_u + 1):
+        csum += u[r - 1]
+        L = (vc + csum) / (r + 1)
+        nxt = u[r] if r < n_u else -INFINITY
+        if L >= nxt:
+            break
+    if L - vc <= t:
+        for k in range(m):
+            x[k] = v[k] if v[k] < L else L
+        x[c] = L
+        return
+    csum = 0.0
+    for r in range(1, n_u + 1):
+        csum += u[r - 1]
+        L = (csum - t) / r
+        nxt = u[r] if r < n_u else -INFINITY
+        if L >= nxt:
+            break
+    for k in range(m):
+        x[k] = v[k] if v[k] < L else L
+    x[c] = vc + t
+
+
+cdef double _logistic_objective(const double *x, const double *v, Py_ssize_t c, double t,
+                                double w, Py_ssize_t m, double *e, double *S_out) noexcept nogil:
+    """phi(x) / w with phi(x) = t (lse(x) - x_c) + 1/2 ||x - v||^2 (w = max(1, t) keeps it
+    finite for huge t), to a relative error of a few m eps.
+
+    lse(x) - x_c = (M - x_c) + log1p(sum_{k != kmax} exp(x_k - M)), M = x_kmax = max x: every
+    term is non-negative and computed to a relative error of a few eps (no cancellation,
+    even when t is huge and the loss tiny).  Writes e_k = exp(x_k - M) (so softmax(x) =
+    e / S) and S = sum e_k.  NaN or inf in x propagate to the result.
+    """
+    cdef Py_ssize_t k, kmax = 0
+    cdef double M, S1 = 0.0, q = 0.0, r
+    for k in range(1, m):
+        if x[k] > x[kmax]:
+            kmax = k
+    M = x[kmax]
+    for k in range(m):
         r = x[k] - v[k]
         q += r * r
-        err += fabs(r) * (fabs(x[k]) + fabs(v[k]))
-    S_out[0] = S
-    scale_out[0] = t * (fabs(M) + fabs(x[c]) + 1.0) + q + err
-    return t * ((M - x[c]) + log(S)) + 0.5 * q
+        if k == kmax:
+            e[k] = 1.0
+        else:
+            e[k] = exp(x[k] - M)
+            S1 += e[k]
+    S_out[0] = 1.0 + S1
+    return (t / w) * ((M - x[c]) + log1p(S1)) + (0.5 / w) * q
 
 
 cdef class LogisticLoss(Loss):
@@ -346,8 +402,10 @@ cdef class LogisticLoss(Loss):
     (Sherman-Morrison, with the stable denominator 1 - t p.D^{-1}p = sum_k p_k / D_k,
     D = I + t diag(p)).  Steps are damped by backtracking on phi (Armijo, with an allowance
     for the rounding error of phi so that full steps are taken near the solution).
-    Start: v, or the contents of `out` when given (a warm start) if its objective is lower,
-    so a garbage `out` is harmless.  Stop: ||g||_inf <= tol * max(1, ||v||_inf), the
+    Start: whichever of v, the contents of `out` when given (a warm start), and the exact
+    prox of the surrogate t (max(x) - x . y) (water-filling, O(m log m); lse - max is in
+    [0, log m]) has the lowest objective -- so a garbage `out` is harmless, and rows with
+    widely spread v start near their solution.  Stop: ||g||_inf <= tol * max(1, ||v||_inf), the
     relative test of the optimality condition x = v - t (p - y).  At most `max_iter` Newton
     steps per row; rows that hit the cap (or whose line search fails) are reported by a
     `ProxConvergenceWarning` (the nogil driver returns their count).
@@ -376,16 +434,18 @@ cdef class LogisticLoss(Loss):
         return 4 * m
 
     cdef double value_row(self, const double *o, const double *y, Py_ssize_t m) noexcept nogil:
-        cdef Py_ssize_t k
-        cdef double M = o[0], S = 0.0, oy = 0.0
+        # lse(o) - o.y = sum_k y_k (M - o_k) + log1p(sum_{k != kmax} exp(o_k - M)), sum y = 1
+        cdef Py_ssize_t k, kmax = 0
+        cdef double M, S1 = 0.0, r = 0.0
         for k in range(1, m):
-            if o[k] > M:
-                M = o[k]
+            if o[k] > o[kmax]:
+                kmax = k
+        M = o[kmax]
         for k in range(m):
-            S += exp(o[k] - M)
-            oy += (o[k] - M) * y[k]
-        # lse(o) - o.y with sum y = 1, both relative to M
-        return log(S) - oy
+            if k != kmax:
+                S1 += exp(o[k] - M)
+            r += y[k] * (M - o[k])
+        return r + log1p(S1)
 
     cdef int prox_row(self, const double *v, const double *y, double t, double *x,
                       Py_ssize_t m, bint warm, double *work) noexcept nogil:
@@ -394,30 +454,36 @@ cdef class LogisticLoss(Loss):
         cdef double *xn = work + 2 * m  # trial point
         cdef double *en = work + 3 * m  # exp(xn - max xn)
         cdef Py_ssize_t c = _hot_index(y, m), k, it, ls
-        cdef double f, fs, fn, fsn, S, Sn, fw, fsw, Sw
-        cdef double q, g, gmax, Dk, den, pa, gDg, coef, lam2, s, gtol, vmax = 0.0
-        cdef bint accepted
+        cdef double f, fn, S, Sn
+        cdef double w = t if t > 1.0 else 1.0  # the line search works on phi / w
+        cdef double slack = 4.0 * (m + 8) * DBL_EPSILON  # relative rounding of phi
+        cdef double dmax, xmax, q, g, r, a, gmax, Dk, den, tpa, tau_out, rB, aB, pB, pout, gDg, coef, lam2, s, gtol, vmax = 0.0
+        cdef bint accepted, c_in
         for k in range(m):
             if fabs(v[k]) > vmax:
                 vmax = fabs(v[k])
         gtol = self.tol * (vmax if vmax > 1.0 else 1.0)
 
-        # starting point: v, or the warm start in x if its objective is lower
-        f = _logistic_objective(v, v, c, t, m, en, &S, &fs)
+        # starting point: the lowest objective among the warm start (x on entry), v, and
+        # the prox with lse replaced by max
+        f = INFINITY
         if warm:
-            fw = _logistic_objective(x, v, c, t, m, p, &Sw, &fsw)
-            if fw < f:  # False for NaN
-                f = fw
-                fs = fsw
-                for k in range(m):
-                    p[k] = p[k] / Sw
-                warm = True
-            else:
-                warm = False
-        if not warm:
+            f = _logistic_objective(x, v, c, t, w, m, p, &S)
+            for k in range(m):
+                p[k] = p[k] / S
+        fn = _logistic_objective(v, v, c, t, w, m, en, &Sn)
+        if not (f <= fn):  # also when the warm start is not finite
             memcpy(x, v, m * sizeof(double))
             for k in range(m):
-                p[k] = en[k] / S
+                p[k] = en[k] / Sn
+            f = fn
+        _max_surrogate_prox(v, c, t, m, d, xn)
+        fn = _logistic_objective(xn, v, c, t, w, m, en, &Sn)
+        if fn < f:
+            memcpy(x, xn, m * sizeof(double))
+            for k in range(m):
+                p[k] = en[k] / Sn
+            f = fn
 
         for it in range(self.max_iter + 1):
             # gradient (in d), its norm, and the Sherman-Morrison sums
@@ -427,45 +493,93 @@ cdef class LogisticLoss(Loss):
                     q += p[k]
             gmax = 0.0
             den = 0.0
-            pa = 0.0
             gDg = 0.0
+            # tpa = t p^T D^{-1} g = sum_k t p_k g_k / D_k.  Its terms with t p_k >= 1 are
+            # ~ t (p_k - y_k) and cancel; for those, t p_k g_k / D_k = g_k - g_k / D_k and
+            # the sum of their g_k is formed without t (p - y), so tpa keeps its accuracy
+            # for any t.
+            tau_out = 0.0
+            rB = 0.0
+            aB = 0.0
+            pB = 0.0
+            pout = 0.0
+            c_in = t * p[c] >= 1.0
             for k in range(m):
+                r = x[k] - v[k]
                 if k == c:
-                    g = (x[k] - v[k]) - t * q
+                    g = r - t * q
                 else:
-                    g = (x[k] - v[k]) + t * p[k]
+                    g = r + t * p[k]
                 d[k] = g
                 if fabs(g) > gmax:
                     gmax = fabs(g)
                 Dk = 1.0 + t * p[k]
+                a = g / Dk
                 den += p[k] / Dk
-                pa += p[k] * g / Dk
-                gDg += g * g / Dk
+                gDg += g * a
+                if t * p[k] >= 1.0:
+                    rB += r
+                    aB += a
+                    if k != c:
+                        pB += p[k]
+                else:
+                    tau_out += t * p[k] * a
+                    if k != c:
+                        pout += p[k]
             if gmax <= gtol:
                 return 0
-            if it == self.max_iter:
-                return 1
+            tpa = tau_out + (rB - aB) + t * (-pout if c_in else pB)
             # d = -H^{-1} g;  lam2 = g^T H^{-1} g (the Newton decrement squared)
-            coef = t * pa / den
+            coef = tpa / den
+            dmax = 0.0
+            xmax = 1.0
             for k in range(m):
                 d[k] = -(d[k] + coef * p[k]) / (1.0 + t * p[k])
-            lam2 = gDg + coef * pa
-            # backtracking line search on phi
+                if fabs(d[k]) > dmax:
+                    dmax = fabs(d[k])
+                if fabs(x[k]) > xmax:
+                    xmax = fabs(x[k])
+            if dmax <= 32.0 * DBL_EPSILON * xmax:
+                return 0  # the Newton step is below the rounding of x: converged to precision
+            if it == self.max_iter:
+                return 1
+            lam2 = (gDg + coef * (tpa / t)) / w  # scaled like phi / w
+            # backtracking line search on phi (Armijo, with an allowance for its rounding)
             s = 1.0
             accepted = False
             for ls in range(64):
                 for k in range(m):
                     xn[k] = x[k] + s * d[k]
-                fn = _logistic_objective(xn, v, c, t, m, en, &Sn, &fsn)
-                if fn <= f - 1e-4 * s * lam2 + 1e-14 * (fs if fs > fsn else fsn):
+                fn = _logistic_objective(xn, v, c, t, w, m, en, &Sn)
+                if fn <= f - 1e-4 * s * lam2 + slack * (f if f > fn else fn):
                     accepted = True
                     break
                 s *= 0.5
             if not accepted:
                 return 1
+            if s == 1.0 and f - fn > 0.55 * lam2:
+                # the decrease beat the quadratic model (lam2 / 2) by 10%: phi is in its
+                # exponential tail, where Newton steps are too short; extend the step while
+                # phi keeps decreasing (doubling s), so gaps of size log t open in O(log log t)
+                # iterations instead of O(log t)
+                s = 1.0
+                for ls in range(40):
+                    memcpy(x, xn, m * sizeof(double))
+                    f = fn
+                    S = Sn
+                    for k in range(m):
+                        xn[k] = x[k] + s * d[k]
+                    memcpy(p, en, m * sizeof(double))  # keep exp(x - max) of the accepted x
+                    fn = _logistic_objective(xn, v, c, t, w, m, en, &Sn)
+                    if not (fn < f):
+                        break
+                    s *= 2.0
+                if not (fn < f):
+                    for k in range(m):
+                        p[k] = p[k] / S
+                    continue
             memcpy(x, xn, m * sizeof(double))
             for k in range(m):
                 p[k] = en[k] / Sn
             f = fn
-            fs = fsn
         return 1
