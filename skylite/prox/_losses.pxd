@@ -61,7 +61,8 @@ cdef class HingeLoss(Loss):
 
 
 cdef class LogisticLoss(Loss):
-    # Newton stops when ||g||_inf <= tol * max(1, ||v||_inf), g the gradient of the row's
-    # prox objective; at most max_iter Newton steps per row.
+    # Newton stops when ||g||_inf <= tol * max(1, ||v||_inf) * min(1, t), g the gradient of
+    # the row's prox objective, or when its step is below the rounding of x; at most
+    # max_iter Newton steps per row (see the class docstring).
     cdef readonly double tol
     cdef readonly int max_iter

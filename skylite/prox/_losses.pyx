@@ -398,20 +398,30 @@ cdef class LogisticLoss(Loss):
 
     prox: per row, minimize phi(x) = t (lse(x) - x . y) + 1/2 ||x - v||^2 by damped Newton.
     With p = softmax(x), the gradient is g = t (p - y) + x - v and the Hessian
-    H = t (diag(p) - p p^T) + I is diagonal-plus-rank-one, so H^{-1} g costs O(m)
+    H = t (diag(p) - p p^T) + I is diagonal-plus-rank-one, so the step -H^{-1} g costs O(m)
     (Sherman-Morrison, with the stable denominator 1 - t p.D^{-1}p = sum_k p_k / D_k,
-    D = I + t diag(p)).  Steps are damped by backtracking on phi (Armijo, with an allowance
-    for the rounding error of phi so that full steps are taken near the solution).
+    D = I + t diag(p), and p.D^{-1}g summed without cancellation even for t ~ 1e300).
+
     Start: whichever of v, the contents of `out` when given (a warm start), and the exact
-    prox of the surrogate t (max(x) - x . y) (water-filling, O(m log m); lse - max is in
-    [0, log m]) has the lowest objective -- so a garbage `out` is harmless, and rows with
-    widely spread v start near their solution.  Stop: ||g||_inf <= tol * max(1, ||v||_inf), the
-    relative test of the optimality condition x = v - t (p - y).  At most `max_iter` Newton
-    steps per row; rows that hit the cap (or whose line search fails) are reported by a
-    `ProxConvergenceWarning` (the nogil driver returns their count).
-    The coordinate (p - y)_c at the hot index c is computed as -sum_{k != c} p_k, without
-    cancellation; log-sum-exp is shifted by max(x), so |v| up to 1e4 and beyond neither
-    overflows nor loses the gradient.
+    prox of the surrogate t (max(x) - x . y) (water-filling, O(m log m); lse - max lies in
+    [0, log m]) has the lowest objective.  A garbage `out` (NaN, huge, np.empty) is thus
+    harmless, and rows with widely spread v (|v| ~ 1e4) start near their solution.
+
+    Steps: backtracking (Armijo) on phi / max(1, t), with an allowance for the rounding
+    error of phi (computed to a few m eps relative: lse - x_c = (max - x_c) +
+    log1p(sum of the others)); when a full step beats the quadratic model (phi's
+    exponential tail, large t), the step is doubled while phi decreases.
+
+    Stop, per row: ||g||_inf <= tol * max(1, ||v||_inf) * min(1, t) (the optimality
+    condition x = v - t (p - y), relative to the size of v and, for small t, of the step
+    x - v), or when the Newton step is below the rounding of x (32 eps max(1, ||x||_inf):
+    the solution is exact to working precision).  At most `max_iter` Newton steps per row
+    (typically 1-5; about 10-30 for t >= 1e6); rows that hit the cap or whose line search
+    fails are reported by a `ProxConvergenceWarning`, never silently (the nogil driver
+    returns their count, prox_row returns 1).  The coordinate (p - y)_c at the hot index c
+    is computed as -sum_{k != c} p_k, without cancellation.
+
+    tol: relative tolerance (default 1e-10); max_iter: Newton steps per row (default 100).
     """
     name = "logistic"
     coding = "onehot"
@@ -462,7 +472,7 @@ cdef class LogisticLoss(Loss):
         for k in range(m):
             if fabs(v[k]) > vmax:
                 vmax = fabs(v[k])
-        gtol = self.tol * (vmax if vmax > 1.0 else 1.0)
+        gtol = self.tol * (vmax if vmax > 1.0 else 1.0) * (t if t < 1.0 else 1.0)
 
         # starting point: the lowest objective among the warm start (x on entry), v, and
         # the prox with lse replaced by max
