@@ -36,10 +36,12 @@ def scalar_loss(name, y):
 
 def scalar_prox_numeric(name, v, y, t):
     """argmin_x t f(x) + 1/2 (x - v)^2 by bounded Brent (the minimizer lies in the bracket:
-    within t * Lipschitz of v for the Lipschitz losses, between v and y for squared)."""
+    within t * Lipschitz of v for the Lipschitz functions, between v and the minimizer of f
+    for the quadratic ones)."""
     f = scalar_loss(name, y)
-    lo = min(v, y if name == "squared" else v) - t - 1.0
-    hi = max(v, y if name == "squared" else v) + t + 1.0
+    anchor = {"squared": y, "l2": 0.0}.get(name, v)
+    lo = min(v, anchor) - t - 1.0
+    hi = max(v, anchor) + t + 1.0
     obj = lambda x: t * f(x) + 0.5 * (x - v) ** 2
     res = optimize.minimize_scalar(obj, bounds=(lo, hi), method="bounded",
                                    options={"xatol": 1e-12 * max(1.0, hi - lo), "maxiter": 2000})
