@@ -8,7 +8,14 @@ import warnings
 
 import numpy as np
 
+from .._threads import default_threads
 from .._validation import _real_dtype, check_positive
+from . import _scan
+
+
+def _threads(A):
+    """Scan threads: all cores for big arrays, one for small ones (no parallel start-up)."""
+    return default_threads() if A.size >= 1 << 16 else 1
 
 
 class ProxConvergenceWarning(RuntimeWarning):
@@ -32,7 +39,7 @@ def check_matrix(A, name, *, ndim=2):
         hint = " (reshape a single row with .reshape(1, -1))" if A.ndim == 1 else ""
         raise ValueError(f"{name} must be a {ndim}-D array (n x m), got {A.ndim}-D{hint}")
     A = np.ascontiguousarray(A, dtype=np.float64)
-    if A.size and not np.isfinite(A).all():
+    if A.size and _scan.count_nonfinite(A.reshape(-1), _threads(A)):
         raise ValueError(f"{name} contains NaN or infinity")
     return A
 
@@ -50,6 +57,8 @@ def check_step(t):
 
 def check_plus_minus_one(Y, who):
     """Every entry of Y is +1 or -1 (one-vs-rest classification coding)."""
+    if Y.size == 0 or not _scan.count_not_plus_minus_one(Y.reshape(-1), _threads(Y)):
+        return
     bad = (Y != 1.0) & (Y != -1.0)
     if bad.any():
         value = Y[bad].flat[0]
@@ -59,6 +68,8 @@ def check_plus_minus_one(Y, who):
 
 def check_one_hot(Y, who):
     """Every row of Y is one-hot: entries 0 or 1, exactly one 1."""
+    if Y.shape[0] == 0 or not _scan.count_not_one_hot(Y, _threads(Y)):
+        return
     bad = (Y != 0.0) & (Y != 1.0)
     if bad.any():
         raise ValueError(f"{who} targets must be one-hot rows of 0/1; Y contains "
