@@ -328,19 +328,27 @@ cdef void _max_surrogate_prox(const double *v, Py_ssize_t c, double t, Py_ssize_
     Optimality: x_k = min(v_k, L) for k != c at a level L, and either x_c = L with
     L - v_c = sum_{k != c} (v_k - L)_+ <= t, or x_c = v_c + t with sum (v_k - L)_+ = t.
     """
-    cdef Py_ssize_t k, r, n_u = 0
-    cdef double vc = v[c], csum, L = vc, nxt
+    cdef Py_ssize_t k, r, j, n_u = 0
+    cdef double vc = v[c], csum, L = vc, nxt, umax = -INFINITY, val
     for k in range(m):
         if k != c:
             u[n_u] = v[k]
+            if v[k] > umax:
+                umax = v[k]
             n_u += 1
-    if n_u == 0:
+    if umax <= vc:  # c is the maximum (or m = 1): x = v
         memcpy(x, v, m * sizeof(double))
         return
-    qsort(u, n_u, sizeof(double), _compare_descending)
-    if u[0] <= vc:
-        memcpy(x, v, m * sizeof(double))
-        return
+    if n_u <= 32:  # insertion sort, descending: no comparator calls for the usual small m
+        for r in range(1, n_u):
+            val = u[r]
+            j = r - 1
+            while j >= 0 and u[j] < val:
+                u[j + 1] = u[j]
+                j -= 1
+            u[j + 1] = val
+    else:
+        qsort(u, n_u, sizeof(double), _compare_descending)
     csum = 0.0
     for r in range(1, n_u + 1):
         csum += u[r - 1]
@@ -402,9 +410,9 @@ cdef class LogisticLoss(Loss):
     (Sherman-Morrison, with the stable denominator 1 - t p.D^{-1}p = sum_k p_k / D_k,
     D = I + t diag(p), and p.D^{-1}g summed without cancellation even for t ~ 1e300).
 
-    Start: whichever of v, the contents of `out` when given (a warm start), and the exact
-    prox of the surrogate t (max(x) - x . y) (water-filling, O(m log m); lse - max lies in
-    [0, log m]) has the lowest objective.  A garbage `out` (NaN, huge, np.empty) is thus
+    Start: whichever of v, the contents of `out` when given (a warm start), and (for t > 1)
+    the exact prox of the surrogate t (max(x) - x . y) (water-filling, O(m log m); lse - max
+    lies in [0, log m]) has the lowest objective.  A garbage `out` (NaN, huge, np.empty) is thus
     harmless, and rows with widely spread v (|v| ~ 1e4) start near their solution.
 
     Steps: backtracking (Armijo) on phi / max(1, t), with an allowance for the rounding
@@ -487,8 +495,12 @@ cdef class LogisticLoss(Loss):
             for k in range(m):
                 p[k] = en[k] / Sn
             f = fn
-        _max_surrogate_prox(v, c, t, m, d, xn)
-        fn = _logistic_objective(xn, v, c, t, w, m, en, &Sn)
+        if t > 1.0:
+            # for t <= 1, |x* - v| <= t and H lies between I and 2I: Newton from v is quick
+            _max_surrogate_prox(v, c, t, m, d, xn)
+            fn = _logistic_objective(xn, v, c, t, w, m, en, &Sn)
+        else:
+            fn = INFINITY
         if fn < f:
             memcpy(x, xn, m * sizeof(double))
             for k in range(m):
