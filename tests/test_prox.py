@@ -440,4 +440,6 @@ def test_registry_and_objects():
             assert clone == loss and type(clone) is type(loss)
             assert clone.get_params() == loss.get_params()
     assert P.SquaredLoss(True) != P.SquaredLoss(False)
+    with pytest.raises(TypeError, match="abstract"):
+        P.Loss()
     assert P.LogisticLoss(max_iter=5) != P.LogisticLoss()

@@ -158,3 +158,5 @@ def test_registry_and_objects():
         for clone in (pickle.loads(pickle.dumps(reg)), copy.deepcopy(reg), eval(repr(reg), vars(P))):
             assert clone == reg and type(clone) is type(reg)
     assert P.L1() != P.L2()
+    with pytest.raises(TypeError, match="abstract"):
+        P.Regularizer()

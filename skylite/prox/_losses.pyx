@@ -42,6 +42,11 @@ cdef class Loss:
     name = None
     coding = "ovr"
 
+    def __cinit__(self, *args, **kwargs):
+        if type(self) is Loss:
+            raise TypeError("Loss is abstract: use SquaredLoss, AbsoluteLoss, HingeLoss, "
+                            "LogisticLoss or skylite.prox.get_loss(name)")
+
     # ---- nogil kernels (overridden) ---------------------------------------------------
     cdef Py_ssize_t work_size(self, Py_ssize_t m) noexcept nogil:
         return 0

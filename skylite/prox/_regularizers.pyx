@@ -28,6 +28,11 @@ cdef class Regularizer:
     """
     name = None
 
+    def __cinit__(self, *args, **kwargs):
+        if type(self) is Regularizer:
+            raise TypeError("Regularizer is abstract: use L2, L1, NoRegularizer or "
+                            "skylite.prox.get_regularizer(name)")
+
     cdef double value_row(self, const double *w, Py_ssize_t m) noexcept nogil:
         return NAN
 
