@@ -105,7 +105,7 @@ def test_value(problem):
 def test_dtypes_shapes_threads_and_magnitudes(name):
     reg = P.get_regularizer(name)
     rng = np.random.default_rng(0)
-    W = rng.normal(size=(3000, 7)) * 10.0 ** rng.integers(-150, 150, size=(3000, 7))
+    W = rng.normal(size=(20000, 7)) * 10.0 ** rng.integers(-150, 150, size=(20000, 7))
     W32 = rng.normal(size=(40, 3)).astype(np.float32)
     np.testing.assert_array_equal(reg.prox(W32, 0.3), reg.prox(W32.astype(np.float64), 0.3))
     assert reg.prox(W32, 0.3).dtype == np.float64

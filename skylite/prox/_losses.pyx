@@ -41,6 +41,9 @@ cdef class Loss:
     """
     name = None
     coding = "ovr"
+    # rows per thread below which the fronts use fewer threads (a parallel region costs
+    # microseconds, far more under load; results do not depend on the thread count)
+    _grain = 4096
 
     def __cinit__(self, *args, **kwargs):
         if type(self) is Loss:
@@ -121,6 +124,7 @@ cdef class Loss:
         cdef const double[:, ::1] y = Y
         cdef Py_ssize_t n = O.shape[0], m = O.shape[1]
         cdef double total
+        nt = min(nt, 1 + n // type(self)._grain)
         with nogil:
             total = self.value_rows(&o[0, 0], &y[0, 0], n, m, nt)
         if total != total:
@@ -158,6 +162,7 @@ cdef class Loss:
         cdef const double[:, ::1] y = Y
         cdef double[:, ::1] x = out
         cdef Py_ssize_t n = V.shape[0], m = V.shape[1], bad
+        nt = min(nt, 1 + n // type(self)._grain)
         with nogil:
             bad = self.prox_rows(&v[0, 0], &y[0, 0], step, &x[0, 0], n, m, warm, nt)
         if bad < 0:
@@ -438,6 +443,7 @@ cdef class LogisticLoss(Loss):
     """
     name = "logistic"
     coding = "onehot"
+    _grain = 64
 
     def __init__(self, tol=1e-10, max_iter=100):
         self.tol = float(check_positive(tol, "tol"))

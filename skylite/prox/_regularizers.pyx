@@ -73,6 +73,7 @@ cdef class Regularizer:
         cdef const double[::1] w = W.reshape(-1)
         cdef Py_ssize_t size = W.size
         cdef double total
+        nt = min(nt, 1 + size // (4 * CHUNK))  # small inputs: no parallel region
         with nogil:
             total = self.value_rows(&w[0], 1, size, nt)
         if total != total:
@@ -99,6 +100,7 @@ cdef class Regularizer:
         cdef const double[::1] v = V.reshape(-1)
         cdef double[::1] x = out.reshape(-1)
         cdef Py_ssize_t size = V.size
+        nt = min(nt, 1 + size // (4 * CHUNK))
         with nogil:
             self.prox_rows(&v[0], step, &x[0], 1, size, nt)
         return out
