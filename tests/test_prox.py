@@ -82,7 +82,7 @@ def subgradient_check(name, V, Y, t, X):
 
 # ---- optimality and independent minimization ------------------------------------------
 
-@settings(max_examples=150, **SETTINGS)
+@settings(max_examples=400, **SETTINGS)
 @given(problems())
 def test_optimality_condition(problem):
     name, V, Y, t = problem
@@ -102,7 +102,7 @@ def test_separable_losses_match_scipy(problem):
         assert abs(X[i, k] - x_ref) <= 1e-6 * (1 + abs(x_ref))
 
 
-@settings(max_examples=30, **SETTINGS)
+@settings(max_examples=60, **SETTINGS)
 @given(problems(names=["logistic"], scale_exp=(-1, 1.5), t_exp=(-2, 2), max_m=5))
 def test_logistic_matches_scipy_bfgs(problem):
     _, V, Y, t = problem
@@ -136,7 +136,7 @@ def test_moreau_decomposition(problem):
     np.testing.assert_allclose(X + D, V, rtol=1e-12, atol=1e-12 * (1 + t + np.abs(Y).max()))
 
 
-@settings(max_examples=30, **SETTINGS)
+@settings(max_examples=60, **SETTINGS)
 @given(problems(names=["logistic"], scale_exp=(-1, 1), t_exp=(-1.5, 1.5), max_m=5))
 def test_logistic_moreau_dual(problem):
     """The prox equals v - t prox_{f*/t}(v/t) computed on the dual (negative entropy) side."""
@@ -246,7 +246,7 @@ def test_float32_input(name):
     assert loss.value(V32, Y.astype(np.float32)) == loss.value(V32.astype(np.float64), Y)
 
 
-@settings(max_examples=60, **SETTINGS)
+@settings(max_examples=200, **SETTINGS)
 @given(problems(names=["logistic"], scale_exp=(3, 4), t_exp=(-8, 8), max_m=12))
 def test_logistic_extreme_magnitudes(problem):
     """|v| up to 1e4 with any t: finite, optimal, no warning."""
