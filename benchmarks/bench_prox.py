@@ -9,6 +9,7 @@ each loss; `out` is preallocated.  The logistic prox is timed cold (out filled w
 no warm start) and warm (out = the solution for a slightly different V, as in ADMM).
 """
 import argparse
+import os
 import time
 
 import numpy as np
@@ -46,7 +47,8 @@ def main(argv=None):
              ("hinge", P.HingeLoss(), pm1, None),
              ("logistic (cold)", P.LogisticLoss(), onehot, np.nan),
              ("logistic (warm)", P.LogisticLoss(), onehot, "warm")]
-    print(f"prox throughput, n = {n}, m = {m}, t = {t}, min of {args.repeats} runs")
+    print(f"prox throughput, n = {n}, m = {m}, t = {t}, min of {args.repeats} runs "
+          f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at start)")
     print(f"{'operator':<18} {'threads':>7} {'seconds':>9} {'rows/s':>12}")
     for name, loss, Y, fill in cases:
         warm = None
