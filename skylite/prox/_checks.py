@@ -8,24 +8,24 @@ import warnings
 
 import numpy as np
 
-from .._threads import default_threads
 from .._validation import _real_dtype, check_positive
 from . import _scan
 
 
-def _threads(A):
-    """Scan threads: all cores for big arrays, one for small ones (no parallel start-up)."""
-    return default_threads() if A.size >= 1 << 16 else 1
+def _threads(A, n_threads):
+    """Scan threads: the caller's for big arrays, one for small ones (no parallel region)."""
+    return max(1, min(n_threads, A.size >> 16))
 
 
 class ProxConvergenceWarning(RuntimeWarning):
     """An iterative prox (the multinomial logistic one) hit its iteration cap on some rows."""
 
 
-def check_matrix(A, name, *, ndim=2):
+def check_matrix(A, name, *, ndim=2, n_threads=1):
     """A finite real array as a C-contiguous float64 ndarray (float32 and integers converted).
 
     ndim=2 requires an n x m matrix; ndim=None accepts any number of dimensions.
+    n_threads: threads of the finiteness scan (for large arrays).
     """
     if not hasattr(A, "dtype"):
         A = np.asarray(A)
@@ -39,7 +39,7 @@ def check_matrix(A, name, *, ndim=2):
         hint = " (reshape a single row with .reshape(1, -1))" if A.ndim == 1 else ""
         raise ValueError(f"{name} must be a {ndim}-D array (n x m), got {A.ndim}-D{hint}")
     A = np.ascontiguousarray(A, dtype=np.float64)
-    if A.size and _scan.count_nonfinite(A.reshape(-1), _threads(A)):
+    if A.size and _scan.count_nonfinite(A.reshape(-1), _threads(A, n_threads)):
         raise ValueError(f"{name} contains NaN or infinity")
     return A
 
@@ -55,9 +55,9 @@ def check_step(t):
     return float(check_positive(t, "t"))
 
 
-def check_plus_minus_one(Y, who):
+def check_plus_minus_one(Y, who, n_threads=1):
     """Every entry of Y is +1 or -1 (one-vs-rest classification coding)."""
-    if Y.size == 0 or not _scan.count_not_plus_minus_one(Y.reshape(-1), _threads(Y)):
+    if Y.size == 0 or not _scan.count_not_plus_minus_one(Y.reshape(-1), _threads(Y, n_threads)):
         return
     bad = (Y != 1.0) & (Y != -1.0)
     if bad.any():
@@ -66,9 +66,9 @@ def check_plus_minus_one(Y, who):
                          f"{value!r} (see skylite.prox.coding.code_labels)")
 
 
-def check_one_hot(Y, who):
+def check_one_hot(Y, who, n_threads=1):
     """Every row of Y is one-hot: entries 0 or 1, exactly one 1."""
-    if Y.shape[0] == 0 or not _scan.count_not_one_hot(Y, _threads(Y)):
+    if Y.shape[0] == 0 or not _scan.count_not_one_hot(Y, _threads(Y, n_threads)):
         return
     bad = (Y != 0.0) & (Y != 1.0)
     if bad.any():

@@ -102,7 +102,7 @@ cdef class Loss:
         return bad
 
     # ---- Python fronts ------------------------------------------------------------------
-    def _check_targets(self, Y):
+    def _check_targets(self, Y, n_threads=1):
         """Raise ValueError unless Y is coded as this loss requires (overridden)."""
 
     def _unconverged(self, count, n):
@@ -113,11 +113,11 @@ cdef class Loss:
 
         n_threads: OpenMP threads (default: every available core).
         """
-        O = check_matrix(O, "O")
-        Y = check_matrix(Y, "Y")
-        check_same_shape(O, Y, "O", "Y")
-        self._check_targets(Y)
         cdef int nt = resolve_threads(n_threads)
+        O = check_matrix(O, "O", n_threads=nt)
+        Y = check_matrix(Y, "Y", n_threads=nt)
+        check_same_shape(O, Y, "O", "Y")
+        self._check_targets(Y, nt)
         if O.size == 0:
             return 0.0
         cdef const double[:, ::1] o = O
@@ -141,12 +141,12 @@ cdef class Loss:
         n_threads: OpenMP threads (default: every available core); the result does not
         depend on it.
         """
-        V = check_matrix(V, "V")
-        Y = check_matrix(Y, "Y")
+        cdef int nt = resolve_threads(n_threads)
+        V = check_matrix(V, "V", n_threads=nt)
+        Y = check_matrix(Y, "Y", n_threads=nt)
         check_same_shape(V, Y, "V", "Y")
         cdef double step = check_step(t)
-        self._check_targets(Y)
-        cdef int nt = resolve_threads(n_threads)
+        self._check_targets(Y, nt)
         cdef bint warm = out is not None
         if out is None:
             out = np.empty(V.shape, dtype=np.float64)
@@ -208,9 +208,9 @@ cdef class SquaredLoss(Loss):
     def get_params(self):
         return {"classification": bool(self.classification)}
 
-    def _check_targets(self, Y):
+    def _check_targets(self, Y, n_threads=1):
         if self.classification:
-            check_plus_minus_one(Y, "SquaredLoss(classification=True)")
+            check_plus_minus_one(Y, "SquaredLoss(classification=True)", n_threads)
 
     cdef double value_row(self, const double *o, const double *y, Py_ssize_t m) noexcept nogil:
         cdef double s = 0.0, r
@@ -245,9 +245,9 @@ cdef class AbsoluteLoss(Loss):
     def get_params(self):
         return {"classification": bool(self.classification)}
 
-    def _check_targets(self, Y):
+    def _check_targets(self, Y, n_threads=1):
         if self.classification:
-            check_plus_minus_one(Y, "AbsoluteLoss(classification=True)")
+            check_plus_minus_one(Y, "AbsoluteLoss(classification=True)", n_threads)
 
     cdef double value_row(self, const double *o, const double *y, Py_ssize_t m) noexcept nogil:
         cdef double s = 0.0
@@ -283,8 +283,8 @@ cdef class HingeLoss(Loss):
     def __init__(self):
         self.classification = True
 
-    def _check_targets(self, Y):
-        check_plus_minus_one(Y, "HingeLoss")
+    def _check_targets(self, Y, n_threads=1):
+        check_plus_minus_one(Y, "HingeLoss", n_threads)
 
     cdef double value_row(self, const double *o, const double *y, Py_ssize_t m) noexcept nogil:
         cdef double s = 0.0, r
@@ -453,8 +453,8 @@ cdef class LogisticLoss(Loss):
     def get_params(self):
         return {"tol": float(self.tol), "max_iter": int(self.max_iter)}
 
-    def _check_targets(self, Y):
-        check_one_hot(Y, "LogisticLoss")
+    def _check_targets(self, Y, n_threads=1):
+        check_one_hot(Y, "LogisticLoss", n_threads)
 
     def _unconverged(self, count, n):
         warn_unconverged(count, n, "LogisticLoss.prox", self.max_iter)

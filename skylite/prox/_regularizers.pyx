@@ -66,8 +66,8 @@ cdef class Regularizer:
 
     def value(self, W, *, n_threads=None):
         """r(W) for an s x m array W (float32/float64); a float."""
-        W = check_matrix(W, "W", ndim=None)
         cdef int nt = resolve_threads(n_threads)
+        W = check_matrix(W, "W", ndim=None, n_threads=nt)
         if W.size == 0:
             return 0.0
         cdef const double[::1] w = W.reshape(-1)
@@ -86,9 +86,9 @@ cdef class Regularizer:
         V: s x m (float32/float64); t > 0 finite; out: optional C-contiguous float64 array
         of V's shape to write into (returned; it may be V itself).
         """
-        V = check_matrix(V, "V", ndim=None)
-        cdef double step = check_step(t)
         cdef int nt = resolve_threads(n_threads)
+        V = check_matrix(V, "V", ndim=None, n_threads=nt)
+        cdef double step = check_step(t)
         if out is None:
             out = np.empty(V.shape, dtype=np.float64)
         else:
