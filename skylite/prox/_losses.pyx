@@ -16,7 +16,7 @@ Results do not depend on the number of threads: each row is computed the same wa
 thread runs it, and sums over rows are taken over fixed chunks of rows, then in order.
 """
 from cython.parallel cimport prange, threadid
-from libc.math cimport exp, log, log1p, fabs, NAN, INFINITY
+from libc.math cimport exp, log, log1p, fabs, copysign, NAN, INFINITY
 from libc.float cimport DBL_EPSILON
 from libc.stdlib cimport malloc, free, qsort
 from libc.string cimport memcpy
@@ -258,17 +258,13 @@ cdef class AbsoluteLoss(Loss):
 
     cdef int prox_row(self, const double *v, const double *y, double t, double *x,
                       Py_ssize_t m, bint warm, double *work) noexcept nogil:
-        cdef double d, vk
+        cdef double d, vk, yk
         cdef Py_ssize_t k
-        for k in range(m):
+        for k in range(m):  # selects, not branches: the cases are unpredictable
             vk = v[k]
-            d = vk - y[k]
-            if d > t:
-                x[k] = vk - t
-            elif d < -t:
-                x[k] = vk + t
-            else:
-                x[k] = y[k]
+            yk = y[k]
+            d = vk - yk
+            x[k] = yk if fabs(d) <= t else vk - copysign(t, d)
         return 0
 
 
@@ -297,18 +293,14 @@ cdef class HingeLoss(Loss):
 
     cdef int prox_row(self, const double *v, const double *y, double t, double *x,
                       Py_ssize_t m, bint warm, double *work) noexcept nogil:
-        cdef double z, vk, yk
+        cdef double z, vk, yk, a
         cdef Py_ssize_t k
-        for k in range(m):
+        for k in range(m):  # selects, not branches: the cases are unpredictable
             vk = v[k]
             yk = y[k]
             z = yk * vk
-            if z >= 1.0:
-                x[k] = vk
-            elif z <= 1.0 - t:
-                x[k] = vk + t * yk
-            else:
-                x[k] = yk
+            a = vk + t * yk if z <= 1.0 - t else vk
+            x[k] = yk if (z < 1.0) & (z > 1.0 - t) else a
         return 0
 
 
