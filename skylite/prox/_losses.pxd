@@ -32,8 +32,9 @@ cdef class Loss:
 
     # x <- prox_{t V(y, .)}(v) = argmin_x t V(y, x) + 1/2 ||x - v||^2 for one row.
     # warm: x holds a starting point on entry (used by iterative proxes, ignored by closed
-    # forms).  Returns 0 on convergence, 1 if an iterative prox hit its iteration cap (x is
-    # then its last iterate, still finite).
+    # forms).  Returns 0 on convergence, 1 if an iterative prox hit its iteration cap or its
+    # line search failed (x is then its best iterate, still finite).  work: work_size(m)
+    # doubles of scratch, private to the calling thread.
     cdef int prox_row(self, const double *v, const double *y, double t, double *x,
                       Py_ssize_t m, bint warm, double *work) noexcept nogil
 
