@@ -1,0 +1,44 @@
+"""Names of losses and regularizers (libSkylark's strategy objects, chosen by name).
+
+The engine and the estimators accept either a name or an object; these functions turn both
+into the cdef objects whose nogil kernels the engine calls.
+"""
+from ._losses import AbsoluteLoss, HingeLoss, LogisticLoss, Loss, SquaredLoss
+from ._regularizers import L1, L2, NoRegularizer, Regularizer
+
+#: loss name -> class
+LOSSES = {"squared": SquaredLoss, "lad": AbsoluteLoss, "hinge": HingeLoss,
+          "logistic": LogisticLoss}
+#: regularizer name -> class
+REGULARIZERS = {"l2": L2, "l1": L1, "none": NoRegularizer}
+
+
+def get_loss(loss, **params):
+    """A `Loss` object from a name ("squared", "lad", "hinge", "logistic"; case-insensitive)
+    or from a `Loss` object (returned as is) or class (instantiated).
+
+    params are passed to the constructor of a named loss, e.g.
+    get_loss("squared", classification=True) or get_loss("logistic", max_iter=200).
+    """
+    return _get(loss, params, LOSSES, Loss, "loss")
+
+
+def get_regularizer(regularizer):
+    """A `Regularizer` object from a name ("l2", "l1", "none"; case-insensitive; None means
+    "none") or from a `Regularizer` object (returned as is) or class (instantiated)."""
+    if regularizer is None:
+        regularizer = "none"
+    return _get(regularizer, {}, REGULARIZERS, Regularizer, "regularizer")
+
+
+def _get(spec, params, registry, base, what):
+    if isinstance(spec, base):
+        if params:
+            raise ValueError(f"parameters {sorted(params)} only apply to a {what} given by name")
+        return spec
+    if isinstance(spec, type) and issubclass(spec, base) and spec is not base:
+        return spec(**params)
+    if isinstance(spec, str) and spec.lower() in registry:
+        return registry[spec.lower()](**params)
+    raise ValueError(f"unknown {what} {spec!r}; use one of {sorted(registry)} or a "
+                     f"skylite.prox {base.__name__} object")
