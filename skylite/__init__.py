@@ -1,5 +1,8 @@
 """skylite: kernel machines at scale with random feature maps and block-splitting ADMM."""
-from . import kernels, sketch
+from . import admm, kernels, prox, sketch
+from .estimators import (KernelLADRegression, KernelLogisticRegression, KernelMachine,
+                         KernelRidge, KernelSVC)
 
 __version__ = "0.1.0"
-__all__ = ["kernels", "sketch", "__version__"]
+__all__ = ["KernelMachine", "KernelSVC", "KernelLogisticRegression", "KernelRidge",
+           "KernelLADRegression", "admm", "kernels", "prox", "sketch", "__version__"]

@@ -178,13 +178,14 @@ class BlockADMM:
                 prox_seconds = 0.0
                 for rb in self.row_blocks:
                     t0 = time.perf_counter()
-                    self.loss.prox(rb.Obar - rb.nu, rb.Y, 1.0 / rho, out=rb.O)
+                    self.loss.prox(rb.Obar - rb.nu, rb.Y, 1.0 / rho, out=rb.O,
+                                   n_threads=self.n_threads)
                     prox_seconds += time.perf_counter() - t0
                 t0 = time.perf_counter()
                 if self.alpha > 0:
                     c = self.scale_
                     self.regularizer.prox(c * (self.Wbar - self.mu), self.alpha * n * c * c / rho,
-                                          out=self.W)
+                                          out=self.W, n_threads=self.n_threads)
                     self.W /= c
                 else:
                     np.subtract(self.Wbar, self.mu, out=self.W)
@@ -244,7 +245,8 @@ class BlockADMM:
     def _objective(self, n):
         """F at the local models: (1/n) sum_i V(Y_i, Z_i W'_i) + alpha r(mean_i W'_i).
         For R = 1 this is exactly F(W'); the sweep leaves Z_i W'_i = O_i - Dbar_i."""
-        loss = sum(self.loss.value(rb.O - rb.Dbar, rb.Y) for rb in self.row_blocks) / n
+        loss = sum(self.loss.value(rb.O - rb.Dbar, rb.Y, n_threads=self.n_threads)
+                   for rb in self.row_blocks) / n
         if self.alpha == 0:
             return loss
         W_mean = sum(rb.Wp for rb in self.row_blocks) * (self.scale_ / len(self.row_blocks))
