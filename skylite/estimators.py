@@ -275,13 +275,14 @@ class KernelMachine:
 
     def decision_function(self, X):
         """Outputs z(X) W: (n, m), or (n,) for one output column."""
-        O = self._outputs(self.coef_, self._check_X(X))
+        X = self._check_X(X)
+        O = self._outputs(self.coef_, X)
         return O.ravel() if O.shape[1] == 1 else O
 
     def predict(self, X):
         """Class labels (classification) or predicted targets (regression)."""
-        O = self._outputs(self.coef_, self._check_X(X))
-        return self._predict_from(O)
+        X = self._check_X(X)
+        return self._predict_from(self._outputs(self.coef_, X))
 
     def _predict_from(self, O):
         if hasattr(self, "classes_"):
@@ -346,7 +347,8 @@ class KernelLogisticRegression(KernelMachine):
 
     def predict_proba(self, X):
         """Class probabilities softmax(z(X) W), shape (n, n_classes)."""
-        return softmax(self._outputs(self.coef_, self._check_X(X)))
+        X = self._check_X(X)
+        return softmax(self._outputs(self.coef_, X))
 
 
 class KernelRidge(KernelMachine):

@@ -41,7 +41,7 @@ import time
 import numpy as np
 
 from .._threads import blas_single_threaded, resolve_threads
-from .._validation import check_positive
+from .._validation import check_positive, check_rows
 from ._graph_projection import PHASES, ColumnBlocks
 from .memory import available_memory_bytes, paper_estimate_bytes, plan_cache
 
@@ -135,9 +135,11 @@ class BlockADMM:
         for start, stop in self._row_ranges(n):
             plan = plan_cache(sizes, [op.n_params(j) for j in range(op.n_blocks)],
                               stop - start, budget // self.n_row_blocks, single)
-            columns = ColumnBlocks(op, X[start:stop], single, plan.cache_z, plan.cache_params,
+            rows = check_rows(X[start:stop])   # row slices of CSR may come back int32
+            columns = ColumnBlocks(op, rows, single, plan.cache_z, plan.cache_params,
                                    self.scale_)
             self.row_blocks.append(RowBlock(columns, Y[start:stop], s, m))
+            self.row_blocks[-1].X = rows
         self.cache_plan = plan
         self.W = np.zeros((s, m))
         self.mu = np.zeros((s, m))
@@ -152,6 +154,13 @@ class BlockADMM:
         Returns self; the solution is `self.coef_` (s x m), the run is in `self.history_`.
         """
         op = self.feature_map.transform_op_
+        X = check_rows(X, min_rows=1, n_features=op.n_features_in, who="the feature map")
+        Y = np.ascontiguousarray(Y, dtype=np.float64)
+        if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
+            raise ValueError(f"Y must be an n x m array with n = {X.shape[0]} rows, "
+                             f"got shape {Y.shape}")
+        if not np.isfinite(Y).all():
+            raise ValueError("Y contains NaN or infinity")
         n, m = Y.shape
         self.memory_estimate_ = self.memory_estimate(n, X.shape[1], m)
         self._setup(X, Y)
@@ -162,11 +171,7 @@ class BlockADMM:
                   f"cached Z blocks {self.cache_plan.n_z_cached}/{op.n_blocks}, "
                   f"parameters {self.cache_plan.n_params_cached}/{op.n_blocks}")
         if W0 is not None:
-            W0 = np.asarray(W0, dtype=np.float64) / self.scale_
-            self.W[:] = W0
-            self.Wbar[:] = W0
-            for rb in self.row_blocks:
-                rb.Wp[:] = W0
+            self._warm_start(np.asarray(W0, dtype=np.float64))
         self.history_ = []
         self.converged_ = False
         rho = self.rho
@@ -199,6 +204,10 @@ class BlockADMM:
                                         self.n_threads):
                         raise ConvergenceError("graph-projection factorization failed: "
                                                "the feature block has non-finite values")
+                    if not (np.isfinite(rb.Wp).all() and np.isfinite(Delta).all()):
+                        raise ConvergenceError(
+                            f"ADMM produced non-finite values at iteration {it}; the features "
+                            f"or rho={rho:g} may be badly scaled")
                     rb.Dbar = Delta
                     rb.nu += rb.O - rb.Obar
                 Wbar_prev = self.Wbar
@@ -235,6 +244,36 @@ class BlockADMM:
             [np.asarray(rb.columns.seconds) for rb in self.row_blocks], axis=0)))
         self.phase_seconds_["prox"] = sum(r["prox_seconds"] for r in self.history_)
         return self
+
+    def _warm_start(self, W0):
+        """Start at W0 as at a fixed point of the iteration (preconditioned variables):
+        W = Wbar = W'_i = W0, O_i = Obar_i = Z_i W0, U_ij = Z_ij^T Z_ij W0_j, and the duals
+        a fixed point implies: nu_i = -(1/rho) g_i with g_i a (sub)gradient of V at O_i,
+        mu'_ij = Z_ij^T nu_i, mu = -sum_i mu'_i.  Starting at the optimum, the run then
+        stops within a few iterations."""
+        if W0.shape != self.W.shape:
+            raise ValueError(f"warm start W0 must have shape {self.W.shape}, got {W0.shape}")
+        if not np.isfinite(W0).all():
+            raise ValueError("warm start W0 contains NaN or infinity")
+        c = self.scale_
+        self.W[:] = W0 / c
+        self.Wbar[:] = W0 / c
+        offsets = self.feature_map.transform_op_.block_offsets
+        blocks = [slice(offsets[j], offsets[j + 1]) for j in range(len(offsets) - 1)]
+        block = lambda rb, j: c * self.feature_map.block(rb.X, j, n_threads=self.n_threads)
+        for rb in self.row_blocks:
+            rb.Wp[:] = W0 / c
+            partial = [block(rb, j) @ self.W[cols] for j, cols in enumerate(blocks)]
+            rb.O[:] = sum(partial)
+            rb.Obar[:] = rb.O
+            gradient = loss_subgradient(self.loss, rb.O, rb.Y)
+            if gradient is not None:
+                rb.nu[:] = -gradient / self.rho
+            for j, cols in enumerate(blocks):
+                Zj = block(rb, j)
+                rb.U[cols] = Zj.T @ partial[j]
+                rb.mu_p[cols] = Zj.T @ rb.nu
+            self.mu -= rb.mu_p
 
     @property
     def coef_(self):
@@ -282,6 +321,21 @@ class BlockADMM:
             rb.mu_p /= scale
             rb.nu /= scale
         return rho * scale
+
+
+def loss_subgradient(loss, O, Y):
+    """A (sub)gradient of sum_i V(y_i, o_i) at O for skylite's losses (None if unknown)."""
+    name = getattr(loss, "name", None)
+    if name == "squared":
+        return O - Y
+    if name == "lad":
+        return np.sign(O - Y)
+    if name == "hinge":
+        return -Y * (Y * O < 1)
+    if name == "logistic":
+        from ..prox.coding import softmax
+        return softmax(O) - Y
+    return None
 
 
 def _format_record(r):

@@ -1,0 +1,189 @@
+"""BlockADMM: convergence to reference optima, invariances, failure detection."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from skylite.admm import BlockADMM, ConvergenceError
+from skylite.prox import get_loss, get_regularizer
+from skylite.prox.coding import code_labels
+from skylite.sketch import GaussianRFF, Identity
+
+
+@pytest.fixture(scope="module")
+def problem(pendigits):
+    """600 pendigits rows in [0, 1], a 256-feature Gaussian map in 4 blocks, explicit Z."""
+    X = pendigits[0][:600].astype(np.float64) / 100.0
+    y = pendigits[1][:600]
+    fmap = GaussianRFF(256, sigma=0.6, n_blocks=4, random_state=0).fit(X)
+    return X, y, fmap, fmap.transform(X)
+
+
+def solve(fmap, X, Y, loss, reg, alpha, **kw):
+    kw.setdefault("memory_budget", 10**9)
+    kw.setdefault("max_iter", 3000)
+    return BlockADMM(fmap, get_loss(loss) if isinstance(loss, str) else loss,
+                     get_regularizer(reg), alpha, **kw).fit(X, Y)
+
+
+def ridge_solution(Z, Y, alpha):
+    n, s = Z.shape
+    return np.linalg.solve(Z.T @ Z + n * alpha * np.eye(s), Z.T @ Y)
+
+
+def relative(a, b):
+    return np.linalg.norm(a - b) / np.linalg.norm(b)
+
+
+@pytest.mark.parametrize("alpha", [1e-2, 1e-3])
+def test_squared_l2_converges_to_the_closed_form(problem, alpha):
+    X, y, fmap, Z = problem
+    Y, _ = code_labels(y, "ovr")
+    engine = solve(fmap, X, Y, get_loss("squared", classification=True), "l2", alpha, tol=1e-9)
+    assert engine.converged_
+    assert relative(engine.coef_, ridge_solution(Z, Y, alpha)) <= 1e-6
+
+
+def test_woodbury_path_when_blocks_are_wider_than_the_rows(problem):
+    """n_i < s_j: the factor of I + Z Z^T with the Woodbury identity gives the same optimum."""
+    X, y, _, _ = problem
+    X, y = X[:90], y[:90]
+    fmap = GaussianRFF(256, sigma=0.6, n_blocks=2, random_state=1).fit(X)   # s_j = 128 > 90
+    Y, _ = code_labels(y, "ovr")
+    engine = solve(fmap, X, Y, get_loss("squared", classification=True), "l2", 1e-2, tol=1e-10)
+    assert relative(engine.coef_, ridge_solution(fmap.transform(X), Y, 1e-2)) <= 1e-6
+
+
+def test_hinge_reaches_the_linear_svc_objective(problem):
+    from sklearn.svm import LinearSVC
+    X, y, fmap, Z = problem
+    n, alpha = len(X), 1e-3
+    loss, reg = get_loss("hinge"), get_regularizer("l2")
+    Y, _ = code_labels(y, loss)
+    W_ref = np.array([LinearSVC(C=1 / (n * alpha), loss="hinge", fit_intercept=False,
+                                tol=1e-10, max_iter=200_000).fit(Z, Y[:, k]).coef_.ravel()
+                      for k in range(Y.shape[1])]).T
+    F = lambda W: loss.value(Z @ W, Y) / n + alpha * reg.value(W)
+    engine = solve(fmap, X, Y, loss, reg, alpha, tol=1e-6)
+    assert F(engine.coef_) <= F(W_ref) * (1 + 1e-4)
+    assert np.mean(np.argmax(Z @ engine.coef_, 1) == np.argmax(Z @ W_ref, 1)) > 0.99
+
+
+def test_logistic_reaches_the_logistic_regression_objective(problem):
+    from sklearn.linear_model import LogisticRegression
+    X, y, fmap, Z = problem
+    n, alpha = len(X), 1e-3
+    loss, reg = get_loss("logistic"), get_regularizer("l2")
+    Y, _ = code_labels(y, loss)
+    W_ref = LogisticRegression(C=1 / (n * alpha), fit_intercept=False, tol=1e-12,
+                               max_iter=100_000).fit(Z, y).coef_.T
+    F = lambda W: loss.value(Z @ W, Y) / n + alpha * reg.value(W)
+    engine = solve(fmap, X, Y, loss, reg, alpha, tol=1e-6)
+    assert abs(F(engine.coef_) / F(W_ref) - 1) <= 1e-4
+    # the engine's own record of the objective is F at its iterate
+    assert abs(engine.history_[-1]["objective"] / F(engine.coef_) - 1) < 1e-3
+
+
+def test_lad_l1_matches_a_linear_program(problem):
+    """min (1/n) sum |z_i.w - y_i| + alpha ||w||_1 is an LP in (w+, w-, e)."""
+    X, y, _, _ = problem
+    X, target = X[:150], X[:150, 0] * 2.0 - X[:150, 5]          # a real-valued target
+    fmap = GaussianRFF(48, sigma=0.6, n_blocks=3, random_state=2).fit(X)
+    Z = fmap.transform(X)
+    n, s, alpha = Z.shape[0], Z.shape[1], 1e-3
+    c = np.r_[alpha * np.ones(2 * s), np.ones(n) / n]
+    A = np.block([[Z, -Z, -np.eye(n)], [-Z, Z, -np.eye(n)]])
+    lp = linprog(c, A_ub=A, b_ub=np.r_[target, -target], bounds=(0, None), method="highs")
+    assert lp.status == 0
+    engine = solve(fmap, X, target[:, None], "lad", "l1", alpha, tol=1e-7, max_iter=20_000)
+    F = lambda w: np.abs(Z @ w - target).mean() + alpha * np.abs(w).sum()
+    assert F(engine.coef_.ravel()) <= lp.fun * (1 + 1e-4)
+
+
+def test_l1_gives_the_sparse_lasso_solution(problem):
+    from sklearn.linear_model import Lasso
+    X, y, fmap, Z = problem
+    target = (y == 3).astype(float)[:, None] * 2 - 1
+    alpha = 2e-3
+    reference = Lasso(alpha=alpha, fit_intercept=False, tol=1e-12, max_iter=100_000).fit(
+        Z, target.ravel()).coef_
+    engine = solve(fmap, X, target, "squared", "l1", alpha, tol=1e-9, max_iter=10_000)
+    W = engine.coef_.ravel()
+    assert np.count_nonzero(W) < 0.5 * W.size                     # exactly sparse
+    np.testing.assert_array_equal(W != 0, reference != 0)
+    assert relative(W, reference) < 1e-4
+
+
+def test_threads_row_blocks_and_input_format_do_not_change_the_optimum(problem):
+    X, y, fmap, Z = problem
+    Y, _ = code_labels(y, "hinge")
+    run = lambda **kw: solve(fmap, kw.pop("X", X), Y, "hinge", "l2", 1e-3, tol=1e-6, **kw)
+    base = run(n_threads=1)
+    two_threads = run(n_threads=2)
+    # same iterates up to the order of the per-thread sums
+    assert two_threads.n_iter_ == base.n_iter_
+    assert relative(two_threads.coef_, base.coef_) < 1e-9
+    csr = run(n_threads=2, X=sp.csr_matrix(X))
+    assert relative(csr.coef_, two_threads.coef_) < 1e-9
+    row_blocks = run(n_row_blocks=2)
+    F = lambda W: get_loss("hinge").value(Z @ W, Y) / len(X) + 1e-3 * 0.5 * np.sum(W * W)
+    assert abs(F(row_blocks.coef_) / F(base.coef_) - 1) < 1e-4
+
+
+def test_memory_budget_and_float32_transform(problem):
+    X, y, fmap, Z = problem
+    Y, _ = code_labels(y, "ovr")
+    loss = get_loss("squared", classification=True)
+    cached = solve(fmap, X, Y, loss, "l2", 1e-2, tol=1e-9, memory_budget=10**9)
+    regenerated = solve(fmap, X, Y, loss, "l2", 1e-2, tol=1e-9, memory_budget=0)
+    assert cached.cache_plan.n_z_cached == 4 and regenerated.cache_plan.n_z_cached == 0
+    # half the blocks cached: Z for some, map parameters for others
+    partial = solve(fmap, X, Y, loss, "l2", 1e-2, tol=1e-9,
+                    memory_budget=2 * 600 * 64 * 8 + (16 + 1) * 64 * 8 + 100)  # 2 Z + (W, b)
+    assert partial.cache_plan.n_z_cached == 2 and partial.cache_plan.n_params_cached >= 1
+    np.testing.assert_array_equal(regenerated.coef_, cached.coef_)
+    np.testing.assert_array_equal(partial.coef_, cached.coef_)
+    single = solve(fmap, X, Y, loss, "l2", 1e-2, tol=1e-9, precision="float32")
+    assert relative(single.coef_, cached.coef_) < 1e-4
+
+
+def test_warm_start_callback_and_history(problem, capsys):
+    X, y, fmap, Z = problem
+    Y, _ = code_labels(y, "ovr")
+    loss = get_loss("squared", classification=True)
+    W_star = ridge_solution(Z, Y, 1e-2)
+    warm = solve(fmap, X, Y, loss, "l2", 1e-2, tol=1e-6)
+    restarted = BlockADMM(fmap, loss, get_regularizer("l2"), 1e-2, tol=1e-6,
+                          memory_budget=10**9).fit(X, Y, W0=W_star)
+    assert restarted.n_iter_ < warm.n_iter_ / 3
+    seen = []
+    stopped = BlockADMM(fmap, loss, get_regularizer("l2"), 1e-2, tol=1e-12, verbose=True,
+                        callback=lambda it, rec, W: seen.append(rec) or it == 5).fit(X, Y)
+    assert stopped.n_iter_ == 5 and len(seen) == 5 and not stopped.converged_
+    record = stopped.history_[-1]
+    for key in ("objective", "primal", "dual", "rho", "seconds"):
+        assert np.isfinite(record[key])
+    out = capsys.readouterr().out
+    assert "memory estimate" in out and out.count("iter ") == 5
+    assert stopped.memory_estimate_ > 0
+
+
+def test_divergence_is_reported_not_returned(problem):
+    X = problem[0][:50] * 1e200                 # Z^T Z overflows for the identity map
+    fmap = Identity(n_blocks=2).fit(X)
+    with pytest.raises(ConvergenceError, match="non-finite"):
+        solve(fmap, X, np.ones((50, 1)), "squared", "l2", 1e-2)
+
+
+def test_bad_engine_parameters(problem):
+    X, y, fmap, _ = problem
+    loss, reg = get_loss("hinge"), get_regularizer("l2")
+    for kw, message in [({"rho": 0}, "rho"), ({"tol": -1}, "tol"), ({"max_iter": 0}, "max_iter"),
+                        ({"precision": "half"}, "precision"), ({"memory_budget": -5}, "memory"),
+                        ({"n_threads": 0}, "n_threads")]:
+        with pytest.raises(ValueError, match=message):
+            BlockADMM(fmap, loss, reg, 1e-3, **kw)
+    with pytest.raises(ValueError, match="alpha"):
+        BlockADMM(fmap, loss, reg, -1.0)
+    with pytest.raises(ValueError, match="n_row_blocks"):
+        BlockADMM(fmap, loss, reg, 1e-3, n_row_blocks=700).fit(X, np.ones((600, 1)))
