@@ -30,8 +30,7 @@ from openmp cimport omp_get_wtime
 from scipy.linalg.cython_blas cimport dgemm, dsyrk, dtrsm, dtrmm
 from scipy.linalg.cython_lapack cimport dpotrf
 
-from skylite.sketch._transform cimport (BlockTransform, Rows, rows_of, block_into_f64,
-                                        block_into_f32, TILE_ROWS)
+from skylite.sketch._transform cimport BlockTransform, Rows, rows_of, rows_range, TILE_ROWS
 
 cnp.import_array()
 
@@ -199,8 +198,12 @@ cdef class ColumnBlocks:
         cdef double *o = onm                    # n x m: O'
         cdef double *v = onm + len_nm           # n x m: Woodbury temporary
         cdef double start = omp_get_wtime()
+        cdef bint fused
 
-        Z = self._z_block(j, z64, z32, pw, len_p)
+        # r = Wbar_j - mu'_j + U_j (+ Z^T B, fused into the transform when Z is regenerated)
+        for k in range(s * m):
+            r[k] = Wbar[off * m + k] - mu_p[off * m + k] + U[off * m + k]
+        Z = self._z_block(j, z64, z32, pw, len_p, B, r, m, &fused, clock)
         clock[T_TRANSFORM] += omp_get_wtime() - start
 
         if not self.factored[j]:
@@ -219,12 +222,10 @@ cdef class ColumnBlocks:
             if info != 0:
                 return 1
 
-        # r = Wbar_j - mu'_j + U_j + Z^T B
-        start = omp_get_wtime()
-        for k in range(s * m):
-            r[k] = Wbar[off * m + k] - mu_p[off * m + k] + U[off * m + k]
-        dgemm(b'N', b'T', &m, &s, &n, &one, <double *> B, &m, Z, &s, &one, r, &m)
-        clock[T_PRODUCTS] += omp_get_wtime() - start
+        if not fused:
+            start = omp_get_wtime()
+            _add_zt_b_by_tiles(Z, B, r, 0, n, s, m)
+            clock[T_PRODUCTS] += omp_get_wtime() - start
 
         start = omp_get_wtime()
         if self.woodbury[j]:
@@ -258,39 +259,75 @@ cdef class ColumnBlocks:
         return 0
 
     cdef double *_z_block(self, Py_ssize_t j, double *z64, float *z32, double *pw,
-                          Py_ssize_t len_p) noexcept nogil:
-        """Z_ij in float64: the cached block, or T[X_i, j] (caching it if so planned)."""
-        cdef Py_ssize_t s = self.offsets[j + 1] - self.offsets[j], n = self.n_rows, k
-        cdef Py_ssize_t nz = n * s
+                          Py_ssize_t len_p, const double *B, double *r, Py_ssize_t m_,
+                          bint *fused, double *clock) noexcept nogil:
+        """Z_ij in float64 (already multiplied by `scale`): the cached block, or T[X_i, j]
+        regenerated tile by tile (and cached if so planned).  While a regenerated tile is
+        still in cache, r += Z_tile^T B_tile is accumulated (*fused set), which saves a pass
+        over Z; the time of those products goes to clock[T_PRODUCTS]."""
+        cdef Py_ssize_t s_ = self.offsets[j + 1] - self.offsets[j], n = self.n_rows, k
+        cdef Py_ssize_t t, first, stop, n_tiles = (n + TILE_ROWS - 1) // TILE_ROWS
+        cdef int s = <int> s_, m = <int> m_, rows
+        cdef double one = 1.0, tick
         cdef float *c32
+        cdef void *params = self.params[j] if self.params[j] != NULL else <void *> pw
+        cdef Rows tile
+        fused[0] = False
         if self.zcache[j] != NULL and self.z_filled[j]:
             if not self.single:
                 return <double *> self.zcache[j]     # cached already scaled
             c32 = <float *> self.zcache[j]
-            for k in range(nz):
+            for k in range(n * s_):
                 z64[k] = self.scale * c32[k]
             return z64
-        if self.single:
-            if self.params[j] == NULL:
+        if self.params[j] == NULL:
+            if self.single:
                 self.T.make_params_f32(j, <float *> pw)
-            block_into_f32(self.T, j, <float *> (self.params[j] if self.params[j] != NULL
-                                                  else <void *> pw),
-                           &self.rows, z32, s, <float *> (pw + len_p))
-            for k in range(nz):
-                z64[k] = self.scale * z32[k]
-            if self.zcache[j] != NULL:
-                memcpy(self.zcache[j], z32, nz * sizeof(float))
-                self.z_filled[j] = 1
-        else:
-            if self.params[j] == NULL:
+            else:
                 self.T.make_params_f64(j, pw)
-            block_into_f64(self.T, j, <double *> (self.params[j] if self.params[j] != NULL
-                                                   else <void *> pw),
-                           &self.rows, z64, s, pw + len_p)
-            if self.scale != 1.0:
-                for k in range(nz):
-                    z64[k] *= self.scale
-            if self.zcache[j] != NULL:
-                memcpy(self.zcache[j], z64, nz * sizeof(double))
-                self.z_filled[j] = 1
+        for t in range(n_tiles):
+            first = t * TILE_ROWS
+            stop = min(n, first + TILE_ROWS)
+            rows = <int> (stop - first)
+            tile = rows_range(&self.rows, first, stop)
+            if self.single:
+                self.T.apply_f32(j, <float *> params, &tile, z32 + first * s_, s_,
+                                 <float *> (pw + len_p))
+                for k in range(first * s_, stop * s_):
+                    z64[k] = self.scale * z32[k]
+            else:
+                self.T.apply_f64(j, <double *> params, &tile, z64 + first * s_, s_,
+                                 pw + len_p)
+                if self.scale != 1.0:
+                    for k in range(first * s_, stop * s_):
+                        z64[k] *= self.scale
+            tick = omp_get_wtime()
+            _add_zt_b_by_tiles(z64, B, r, first, stop, s, m)
+            tick = omp_get_wtime() - tick
+            clock[T_PRODUCTS] += tick
+            clock[T_TRANSFORM] -= tick          # the caller times the whole call
+        fused[0] = True
+        if self.zcache[j] != NULL:
+            if self.single:
+                memcpy(self.zcache[j], z32, n * s_ * sizeof(float))
+            else:
+                memcpy(self.zcache[j], z64, n * s_ * sizeof(double))
+            self.z_filled[j] = 1
         return z64
+
+
+cdef void _add_zt_b_by_tiles(const double *Z, const double *B, double *r, Py_ssize_t first,
+                             Py_ssize_t stop, int s, int m) noexcept nogil:
+    """r += Z[rows]^T B[rows] for rows first:stop, one GEMM per TILE_ROWS tile.  Cached and
+    regenerated blocks both go through here, so the sums, and the model, do not depend on
+    the memory budget."""
+    cdef Py_ssize_t a, b
+    cdef int rows
+    cdef double one = 1.0
+    a = first
+    while a < stop:
+        b = min(stop, (a // TILE_ROWS + 1) * TILE_ROWS)
+        rows = <int> (b - a)
+        dgemm(b'N', b'T', &m, &s, &rows, &one, <double *> B + a * m, &m,
+              <double *> Z + a * s, &s, &one, r, &m)
+        a = b

@@ -35,7 +35,7 @@ ctypedef struct Rows:
 
 cdef Rows rows_range(const Rows *rows, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
 
-# Rows per call of apply_*: `work` buffers are sized with work_size(j, TILE_ROWS).
+# Rows per call of apply_* in skylite's drivers: `work` buffers hold work_size(j, TILE_ROWS).
 cdef enum:
     TILE_ROWS = 256
 
@@ -58,13 +58,6 @@ cdef class BlockTransform:
     cdef void apply_f32(self, Py_ssize_t j, const float *params, const Rows *rows,
                         float *out, Py_ssize_t ldo, float *work) noexcept nogil
 
-
-# Z_j of all `rows` into out (row-major, leading dimension ldo), by tiles of TILE_ROWS rows,
-# in the calling thread.  `work` holds T.work_size(j, TILE_ROWS) elements.
-cdef void block_into_f64(BlockTransform T, Py_ssize_t j, const double *params, const Rows *rows,
-                         double *out, Py_ssize_t ldo, double *work) noexcept nogil
-cdef void block_into_f32(BlockTransform T, Py_ssize_t j, const float *params, const Rows *rows,
-                         float *out, Py_ssize_t ldo, float *work) noexcept nogil
 
 # The Rows view of a validated input (C-contiguous ndarray or canonical CSR); appends the
 # arrays it points into to `keep`, which the caller must hold while the view is used.

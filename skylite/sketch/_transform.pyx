@@ -118,28 +118,6 @@ cdef class BlockTransform:
         return out
 
 
-cdef void block_into_f64(BlockTransform T, Py_ssize_t j, const double *params, const Rows *rows,
-                         double *out, Py_ssize_t ldo, double *work) noexcept nogil:
-    cdef Py_ssize_t start
-    cdef Rows tile
-    cdef Py_ssize_t t, n_tiles = (rows.n_rows + TILE_ROWS - 1) // TILE_ROWS
-    for t in range(n_tiles):
-        start = t * TILE_ROWS
-        tile = rows_range(rows, start, min(rows.n_rows, start + TILE_ROWS))
-        T.apply_f64(j, params, &tile, out + start * ldo, ldo, work)
-
-
-cdef void block_into_f32(BlockTransform T, Py_ssize_t j, const float *params, const Rows *rows,
-                         float *out, Py_ssize_t ldo, float *work) noexcept nogil:
-    cdef Py_ssize_t start
-    cdef Rows tile
-    cdef Py_ssize_t t, n_tiles = (rows.n_rows + TILE_ROWS - 1) // TILE_ROWS
-    for t in range(n_tiles):
-        start = t * TILE_ROWS
-        tile = rows_range(rows, start, min(rows.n_rows, start + TILE_ROWS))
-        T.apply_f32(j, params, &tile, out + start * ldo, ldo, work)
-
-
 def _check_block(BlockTransform T, Py_ssize_t j):
     if not 0 <= j < T.n_blocks:
         raise IndexError(f"block index {j} out of range for {T.n_blocks} blocks")
