@@ -37,6 +37,7 @@ the run stops when r <= tol * max(primal norms) and d <= tol * rho * ||duals|| (
 absolute floor), or after max_iter iterations.
 """
 import time
+import warnings
 
 import numpy as np
 
@@ -48,6 +49,10 @@ from .memory import available_memory_bytes, paper_estimate_bytes, plan_cache
 
 class ConvergenceError(FloatingPointError):
     """ADMM produced non-finite values: the model is not returned."""
+
+
+class ConvergenceWarning(UserWarning):
+    """max_iter ended the run before the residuals met tol."""
 
 
 class RowBlock:
@@ -240,6 +245,12 @@ class BlockADMM:
                     rho = self._balance_rho(rho, primal / eps_primal, dual / eps_dual)
         self.rho_ = rho
         self.n_iter_ = len(self.history_)
+        if not self.converged_ and self.n_iter_ == self.max_iter:
+            last = self.history_[-1]
+            warnings.warn(f"BlockADMM stopped at max_iter={self.max_iter} before reaching "
+                          f"tol={self.tol:g} (primal residual {last['primal']:.2e}, dual "
+                          f"{last['dual']:.2e}); raise max_iter or tol",
+                          ConvergenceWarning, stacklevel=3)
         self.phase_seconds_ = dict(zip(PHASES, np.sum(
             [np.asarray(rb.columns.seconds) for rb in self.row_blocks], axis=0)))
         self.phase_seconds_["prox"] = sum(r["prox_seconds"] for r in self.history_)
