@@ -58,10 +58,11 @@ class ConvergenceWarning(UserWarning):
 class RowBlock:
     """The rows X_i, coded targets Y_i (n_i x m) and per-row-block ADMM state."""
 
-    def __init__(self, columns, Y, s, m):
+    def __init__(self, X, Y, columns, s, m):
         n = Y.shape[0]
-        self.columns = columns            # ColumnBlocks: factors and caches of Z_i1..Z_iC
+        self.X = X
         self.Y = Y
+        self.columns = columns            # ColumnBlocks: factors and caches of Z_i1..Z_iC
         self.O, self.Obar, self.nu, self.Dbar = (np.zeros((n, m)) for _ in range(4))
         self.Wp, self.mu_p, self.U = (np.zeros((s, m)) for _ in range(3))
 
@@ -84,6 +85,7 @@ class BlockADMM:
     adapt_rho : bool, residual balancing
     verbose : bool, one line per iteration
     callback : callable(iteration, record, W) -> bool or None; True stops the run
+    validation : callable(W) -> float or None, scored every iteration into history_
     """
 
     def __init__(self, feature_map, loss, regularizer, alpha, *, rho=1.0, max_iter=500,
@@ -143,9 +145,8 @@ class BlockADMM:
             rows = check_rows(X[start:stop])   # row slices of CSR may come back int32
             columns = ColumnBlocks(op, rows, single, plan.cache_z, plan.cache_params,
                                    self.scale_)
-            self.row_blocks.append(RowBlock(columns, Y[start:stop], s, m))
-            self.row_blocks[-1].X = rows
-        self.cache_plan = plan
+            self.row_blocks.append(RowBlock(rows, Y[start:stop], columns, s, m))
+        self.cache_plan = plan      # every row block gets the same share of the budget
         self.W = np.zeros((s, m))
         self.mu = np.zeros((s, m))
         self.Wbar = np.zeros((s, m))
@@ -155,7 +156,8 @@ class BlockADMM:
     def fit(self, X, Y, W0=None):
         """Run ADMM on validated rows X (n x d) and coded targets Y (n x m).
 
-        W0: optional warm start (s x m): the consensus and regularizer iterates start there.
+        W0: optional warm start (s x m): every iterate starts where a fixed point at W0
+        would put it (see `_warm_start`), so starting at the optimum stops at once.
         Returns self; the solution is `self.coef_` (s x m), the run is in `self.history_`.
         """
         op = self.feature_map.transform_op_
