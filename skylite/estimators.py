@@ -17,6 +17,7 @@ import numbers
 import numpy as np
 
 from . import kernels as kernels_module
+from ._params import Params
 from ._threads import resolve_threads
 from ._validation import check_positive, check_rows
 from .admm import BlockADMM
@@ -38,7 +39,7 @@ _KERNELS = {
 }
 
 
-class KernelMachine:
+class KernelMachine(Params):
     """A kernel machine trained by BlockADMM on random features.
 
     Parameters
@@ -118,24 +119,6 @@ class KernelMachine:
         self.random_state = random_state
         self.verbose = verbose
         self.callback = callback
-
-    # ---- parameters (scikit-learn conventions) ----
-
-    @classmethod
-    def _get_param_names(cls):
-        import inspect
-        return sorted(p for p in inspect.signature(cls.__init__).parameters if p != "self")
-
-    def get_params(self, deep=True):
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        valid = self._get_param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}")
-            setattr(self, name, value)
-        return self
 
     def __repr__(self):
         defaults = type(self)().get_params()

@@ -9,10 +9,9 @@ j is an independent random map z_j whose parameters come from (seed, j) alone, a
 (a `skylite.sketch._transform.BlockTransform`), which the ADMM engine drives without the GIL;
 `transform(X)` returns Z (n x s) and `block(X, j)` returns Z_j (n x s_j).
 """
-import inspect
-
 import numpy as np
 
+from .._params import Params
 from .._threads import blas_single_threaded, resolve_threads
 from .._validation import check_positive, check_rows, resolve_seed
 
@@ -24,7 +23,7 @@ def even_block_sizes(n_features, n_blocks):
     return [base + (1 if j < extra else 0) for j in range(n_blocks)]
 
 
-class FeatureMap:
+class FeatureMap(Params):
     """Base class of skylite's feature maps (not used directly).
 
     Subclasses define `__init__` with their hyper-parameters (stored unchanged, as in
@@ -33,27 +32,6 @@ class FeatureMap:
     """
 
     _nonnegative_input = False
-
-    # ---- hyper-parameters, scikit-learn conventions ----
-
-    @classmethod
-    def _param_names(cls):
-        sig = inspect.signature(cls.__init__)
-        return [p for p in sig.parameters if p != "self"]
-
-    def get_params(self, deep=True):
-        """The constructor arguments, as a dict."""
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def set_params(self, **params):
-        """Set constructor arguments; the map must be fitted again afterwards."""
-        valid = self._param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; "
-                                 f"valid parameters: {', '.join(valid)}")
-            setattr(self, name, value)
-        return self
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
