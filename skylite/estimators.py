@@ -234,6 +234,11 @@ class KernelMachine(Params):
         self.regularizer_ = regularizer
         return self
 
+    def save(self, path):
+        """Write the fitted model to `path` (see skylite.persistence); `skylite.load` reads it."""
+        from .persistence import save
+        save(self, path)
+
     # ---- evaluation ----
 
     def _check_fitted(self):

@@ -110,6 +110,17 @@ class FeatureMap(Params):
 
     # ---- serialization: a small dict, no random numbers ----
 
+    def __getstate__(self):
+        # the native operator is rebuilt from (type, sizes, parameters, seed) on unpickling
+        state = dict(self.__dict__)
+        state.pop("transform_op_", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if "n_features_in_" in state:
+            self._fit_dimension(state["n_features_in_"], state["seed_"])
+
     def to_dict(self):
         """{'type', 'params', 'seed', 'n_features_in'}: enough to rebuild the fitted map
         exactly (its random parameters are regenerated from the seed)."""

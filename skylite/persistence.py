@@ -1,0 +1,129 @@
+"""Saving and loading fitted kernel machines: a small portable file, no random numbers.
+
+Layout (all little-endian):
+
+    b"SKYLITE\\x00"                 8 bytes, magic
+    uint32 version, uint32 header length H
+    H bytes of UTF-8 JSON header      estimator class and parameters, the feature map's
+                                      description (type, sizes, parameters, seed), loss,
+                                      regularizer, classes, coef shape
+    s * m float64                     coef_ (W), row-major
+
+The feature map is rebuilt from its seed (skylite.sketch.map_from_dict), so the file is
+O(s m) whatever the map's parameter count.  Pickling a model also works.
+"""
+import json
+import struct
+
+import numpy as np
+
+MAGIC = b"SKYLITE\x00"
+VERSION = 1
+
+
+def save(model, path):
+    """Write the fitted `model` (a skylite.KernelMachine) to `path`."""
+    from .estimators import KernelMachine
+    if not isinstance(model, KernelMachine):
+        raise ValueError(f"save expects a skylite kernel machine, got {type(model).__name__}")
+    model._check_fitted()
+    params = dict(model.get_params())
+    objects = {}
+    for key in ("kernel", "feature_map"):          # objects given as parameters
+        value = params.pop(key)
+        if value is None or isinstance(value, str):
+            params[key] = value
+        else:
+            objects[key] = {"type": type(value).__name__, "params": _object_params(value)}
+    params.pop("callback")
+    dropped = sorted(k for k, v in params.items() if not _is_json(v))
+    if dropped:
+        raise ValueError(f"cannot save parameters {dropped}: not representable in JSON")
+    header = {
+        "estimator": type(model).__name__,
+        "params": params,
+        "objects": objects,
+        "feature_map": model.feature_map_.to_dict(),
+        "loss": {"name": model.loss_.name, "params": model.loss_.get_params()},
+        "regularizer": model.regularizer_.name,
+        "coef_shape": list(model.coef_.shape),
+        "n_iter": int(model.n_iter_),
+        "converged": bool(model.converged_),
+        "targets_1d": bool(getattr(model, "_y_1d", False)),
+    }
+    if hasattr(model, "classes_"):
+        classes = model.classes_
+        header["classes"] = {"dtype": classes.dtype.str, "values": classes.tolist()}
+    blob = json.dumps(header).encode("utf-8")
+    with open(path, "wb") as f:
+        f.write(MAGIC + struct.pack("<II", VERSION, len(blob)) + blob)
+        f.write(np.ascontiguousarray(model.coef_, dtype="<f8").tobytes())
+
+
+def load(path):
+    """Read a model written by `save`; raises ValueError for a corrupted or foreign file."""
+    from . import estimators
+    from .prox import get_loss, get_regularizer
+    from .sketch import map_from_dict
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != MAGIC or len(data) < 16:
+        raise ValueError(f"{path} is not a skylite model file")
+    version, length = struct.unpack("<II", data[8:16])
+    if version != VERSION:
+        raise ValueError(f"{path} is a skylite model of format {version}; this skylite "
+                         f"reads format {VERSION}")
+    try:
+        header = json.loads(data[16:16 + length].decode("utf-8"))
+        s, m = header["coef_shape"]
+        cls = getattr(estimators, header["estimator"])
+        if not (isinstance(cls, type) and issubclass(cls, estimators.KernelMachine)):
+            raise ValueError("unknown estimator")
+        body = data[16 + length:]
+        if len(body) != 8 * s * m:
+            raise ValueError(f"weights have {len(body)} bytes, expected {8 * s * m}")
+        params = dict(header["params"])
+        for key, spec in header.get("objects", {}).items():
+            params[key] = _rebuild_object(key, spec)
+        model = cls(**params)
+        model.feature_map_ = map_from_dict(header["feature_map"])
+        model.loss_ = get_loss(header["loss"]["name"], **header["loss"]["params"])
+        model.regularizer_ = get_regularizer(header["regularizer"])
+        model.coef_ = np.frombuffer(body, dtype="<f8").reshape(s, m).astype(np.float64)
+        model.n_features_in_ = model.feature_map_.n_features_in_
+        model.n_iter_ = header["n_iter"]
+        model.converged_ = header["converged"]
+        model._y_1d = header["targets_1d"]
+        if "classes" in header:
+            model.classes_ = np.array(header["classes"]["values"],
+                                      dtype=np.dtype(header["classes"]["dtype"]))
+    except (KeyError, TypeError, ValueError, AttributeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is a corrupted skylite model file: {exc}") from None
+    if model.feature_map_.n_features != s:
+        raise ValueError(f"{path} is a corrupted skylite model file: the feature map has "
+                         f"{model.feature_map_.n_features} features but W has {s} rows")
+    return model
+
+
+def _object_params(obj):
+    params = obj.get_params() if hasattr(obj, "get_params") else dict(vars(obj))
+    if not _is_json(params):
+        raise ValueError(f"cannot save {type(obj).__name__} parameters {params!r}")
+    return params
+
+
+def _rebuild_object(key, spec):
+    from . import kernels, sketch
+    module = kernels if key == "kernel" else sketch
+    cls = getattr(module, spec["type"], None)
+    if not isinstance(cls, type):
+        raise ValueError(f"unknown {key} type {spec['type']!r}")
+    return cls(**spec["params"])
+
+
+def _is_json(value):
+    try:
+        json.dumps(value)
+        return True
+    except (TypeError, ValueError):
+        return False
