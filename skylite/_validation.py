@@ -28,18 +28,10 @@ def check_rows(X, *, name="X", n_features=None, who=None, min_rows=0, nonnegativ
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()
-        # scipy may downcast indptr when it copies; the native code reads int64
-        X.indptr = X.indptr.astype(np.int64, copy=False)
-        X.indices = X.indices.astype(np.int32, copy=False)
+        X = with_native_index_dtypes(X)   # scipy may downcast indptr when it copies
         values = X.data
     else:
-        if isinstance(X, (list, tuple)) or not hasattr(X, "dtype"):
-            X = np.asarray(X)
-        if X.dtype == object:
-            try:
-                X = X.astype(np.float64)
-            except (TypeError, ValueError):
-                raise ValueError(f"{name} must hold real numbers, got dtype object") from None
+        X = as_real_array(X, name)
         if X.ndim != 2:
             hint = " (reshape a single sample with X.reshape(1, -1))" if X.ndim == 1 else ""
             raise ValueError(f"{name} must be a 2-D array of rows, got {X.ndim}-D{hint}")
@@ -56,6 +48,28 @@ def check_rows(X, *, name="X", n_features=None, who=None, min_rows=0, nonnegativ
         raise ValueError(f"{name} contains NaN or infinity")
     if nonnegative and values.size and values.min() < 0:
         raise ValueError(f"{name} has negative entries; {who or 'this map'} needs x >= 0")
+    return X
+
+
+def as_real_array(A, name):
+    """A as an ndarray of a real dtype (object arrays of numbers become float64); raises
+    ValueError naming `name` for anything else.  Shape and layout are left to the caller."""
+    if not hasattr(A, "dtype"):
+        A = np.asarray(A)
+    if A.dtype == object:
+        try:
+            A = A.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must hold real numbers, got dtype object") from None
+    _real_dtype(A.dtype, name)
+    return A
+
+
+def with_native_index_dtypes(X):
+    """A CSR matrix with the index dtypes native code reads: int64 indptr, int32 indices
+    (scipy picks its own when it slices or copies).  Shares the data."""
+    X.indptr = X.indptr.astype(np.int64, copy=False)
+    X.indices = X.indices.astype(np.int32, copy=False)
     return X
 
 

@@ -40,9 +40,10 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._threads import blas_single_threaded, resolve_threads
-from .._validation import check_positive, check_rows
+from .._validation import check_positive, check_rows, with_native_index_dtypes
 from ._graph_projection import PHASES, ColumnBlocks
 from .memory import available_memory_bytes, paper_estimate_bytes, plan_cache
 
@@ -142,7 +143,9 @@ class BlockADMM:
         for start, stop in self._row_ranges(n):
             plan = plan_cache(sizes, [op.n_params(j) for j in range(op.n_blocks)],
                               stop - start, budget // self.n_row_blocks, single)
-            rows = check_rows(X[start:stop])   # row slices of CSR may come back int32
+            rows = X[start:stop]          # X is validated; a CSR slice needs its index dtypes
+            if sp.issparse(rows):
+                rows = with_native_index_dtypes(rows)
             columns = ColumnBlocks(op, rows, single, plan.cache_z, plan.cache_params,
                                    self.scale_)
             self.row_blocks.append(RowBlock(rows, Y[start:stop], columns, s, m))

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import _real_dtype, check_positive
+from .._validation import as_real_array, check_positive
 from . import _scan
 
 
@@ -27,14 +27,7 @@ def check_matrix(A, name, *, ndim=2, n_threads=1):
     ndim=2 requires an n x m matrix; ndim=None accepts any number of dimensions.
     n_threads: threads of the finiteness scan (for large arrays).
     """
-    if not hasattr(A, "dtype"):
-        A = np.asarray(A)
-    if A.dtype == object:
-        try:
-            A = A.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must hold real numbers, got dtype object") from None
-    _real_dtype(A.dtype, name)  # rejects complex, strings, ...
+    A = as_real_array(A, name)  # rejects complex, strings, ...
     if ndim is not None and A.ndim != ndim:
         hint = " (reshape a single row with .reshape(1, -1))" if A.ndim == 1 else ""
         raise ValueError(f"{name} must be a {ndim}-D array (n x m), got {A.ndim}-D{hint}")
