@@ -209,6 +209,8 @@ class KernelMachine(Params):
             raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} entries")
         loss = self._loss_object()
         regularizer = get_regularizer(self.regularizer)
+        for stale in ("classes_", "_y_1d"):       # from an earlier fit of another kind
+            self.__dict__.pop(stale, None)
         Y, classes = self._code_targets(y, loss)
         if classes is not None:
             self.classes_ = classes

@@ -66,6 +66,11 @@ def test_regression_presets(digits):
     assert lad.score(Xt, target_test) > ridge_bad.score(Xt, target_test) + 0.3
     two = KernelRidge(sigma=1.0, n_features=256, alpha=1e-5).fit(X, np.c_[target, -target])
     assert two.predict(Xt).shape == (1000, 2)
+    # refitting a classifier as a regressor forgets its classes
+    model = KernelRidge(sigma=1.0, n_features=256, alpha=1e-5, classification=True).fit(X, y)
+    assert hasattr(model, "classes_")
+    model.set_params(classification=False).fit(X, target)
+    assert not hasattr(model, "classes_") and model.predict(Xt).dtype == np.float64
 
 
 def test_objective_matches_the_engine_record(digits):
