@@ -33,17 +33,20 @@ def check_rows(X, *, name="X", n_features=None, who=None, min_rows=0, nonnegativ
     else:
         X = as_real_array(X, name)
         if X.ndim != 2:
-            hint = " (reshape a single sample with X.reshape(1, -1))" if X.ndim == 1 else ""
+            hint = ("; Reshape your data: X.reshape(1, -1) for a single sample, "
+                    "X.reshape(-1, 1) for a single feature") if X.ndim == 1 else ""
             raise ValueError(f"{name} must be a 2-D array of rows, got {X.ndim}-D{hint}")
         X = np.ascontiguousarray(X, dtype=_real_dtype(X.dtype, name))
         values = X
     if X.shape[0] < min_rows:
-        raise ValueError(f"{name} has {X.shape[0]} rows; at least {min_rows} needed")
+        raise ValueError(f"{name} has {X.shape[0]} sample(s) (shape={X.shape}) while a "
+                         f"minimum of {min_rows} is required.")
     if X.shape[1] == 0:
-        raise ValueError(f"{name} has no columns")
+        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 "
+                         f"is required.")
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"{name} has {X.shape[1]} features, but {who or 'the model'} "
-                         f"was fitted with {n_features} features")
+                         f"is expecting {n_features} features as input")
     if values.size and not np.isfinite(values).all():
         raise ValueError(f"{name} contains NaN or infinity")
     if nonnegative and values.size and values.min() < 0:
@@ -59,8 +62,8 @@ def as_real_array(A, name):
     if A.dtype == object:
         try:
             A = A.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must hold real numbers, got dtype object") from None
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{name} must hold real numbers: {exc}") from None
     _real_dtype(A.dtype, name)
     return A
 
@@ -78,6 +81,9 @@ def _real_dtype(dtype, name):
         return np.float32
     if np.issubdtype(dtype, np.floating) or np.issubdtype(dtype, np.integer) or dtype == bool:
         return np.float64
+    if np.issubdtype(dtype, np.complexfloating):
+        raise ValueError(f"{name} must hold real numbers, got dtype {dtype}: Complex data "
+                         f"not supported")
     raise ValueError(f"{name} must hold real numbers, got dtype {dtype}")
 
 

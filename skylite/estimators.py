@@ -13,13 +13,15 @@ Outputs are computed block by block, O = sum_j Z_j W_j, over chunks of rows, so 
 also never forms an n x s array.
 """
 import numbers
+import warnings
 
 import numpy as np
 
 from . import kernels as kernels_module
 from ._params import Params
 from ._threads import resolve_threads
-from ._validation import check_positive, check_rows
+from ._sklearn import data_conversion_warning, not_fitted_error
+from ._validation import as_real_array, check_positive, check_rows
 from .admm import BlockADMM
 from .prox import get_loss, get_regularizer
 from .prox.coding import code_labels, decode_decision, softmax
@@ -125,6 +127,15 @@ class KernelMachine(Params):
         changed = {k: v for k, v in self.get_params().items() if not _same(v, defaults[k])}
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
 
+    def __sklearn_tags__(self):
+        from ._sklearn import estimator_tags
+        return estimator_tags(self._is_classifier())
+
+    @property
+    def _estimator_type(self):
+        """"classifier" or "regressor" (scikit-learn's pre-1.6 protocol)."""
+        return "classifier" if self._is_classifier() else "regressor"
+
     # ---- building blocks ----
 
     def _loss_object(self):
@@ -184,16 +195,18 @@ class KernelMachine(Params):
         if self._is_classifier():
             y = np.asarray(y)
             if y.ndim == 2 and y.shape[1] == 1:
+                warnings.warn("A column-vector y was passed when a 1d array was expected; "
+                              "y.ravel() is used", data_conversion_warning(), stacklevel=3)
                 y = y.ravel()
-            Y, classes = code_labels(y, loss)
-            return Y, classes
-        y = np.asarray(y, dtype=np.float64)
+            _check_class_labels(y)
+            return code_labels(y, loss)
+        y = as_real_array(y, "y")
         if y.ndim not in (1, 2):
             raise ValueError(f"y must be 1-D or 2-D, got {y.ndim}-D")
         if not np.isfinite(y).all():
             raise ValueError("y contains NaN or infinity")
         self._y_1d = y.ndim == 1
-        return np.ascontiguousarray(y.reshape(len(y), -1)), None
+        return np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64), None
 
     # ---- fitting ----
 
@@ -205,8 +218,12 @@ class KernelMachine(Params):
         coef_ with the same feature map).  Returns self.
         """
         X = check_rows(X, min_rows=1)
-        if len(y) != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} rows but y has {len(y)} entries")
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target "
+                             f"y is None")
+        y = np.asarray(y)
+        if y.ndim == 0 or len(y) != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has shape {y.shape}")
         loss = self._loss_object()
         regularizer = get_regularizer(self.regularizer)
         for stale in ("classes_", "_y_1d"):       # from an earlier fit of another kind
@@ -245,7 +262,8 @@ class KernelMachine(Params):
 
     def _check_fitted(self):
         if not hasattr(self, "coef_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet: call fit first")
+            raise not_fitted_error(f"This {type(self).__name__} instance is not fitted yet: "
+                                   f"call fit first")
 
     def _check_X(self, X):
         self._check_fitted()
@@ -263,10 +281,22 @@ class KernelMachine(Params):
                 O[start:start + rows.shape[0]] += Zj @ W[offsets[j]:offsets[j + 1]]
         return O
 
-    def decision_function(self, X):
-        """Outputs z(X) W: (n, m), or (n,) for one output column."""
+    @property
+    def decision_function(self):
+        """Decision values of a classifier (see `_decision_function`); regressors have no
+        decision_function (scikit-learn's convention): use `predict`."""
+        if not self._is_classifier():
+            raise AttributeError(f"{type(self).__name__} is a regressor and has no "
+                                 f"decision_function; use predict")
+        return self._decision_function
+
+    def _decision_function(self, X):
+        """Outputs z(X) W, shape (n, m), or (n,) with one column; for two classes with the
+        logistic loss, the log-odds O[:, 1] - O[:, 0] (n,)."""
         X = self._check_X(X)
         O = self._outputs(self.coef_, X)
+        if O.shape[1] == 2 and getattr(self.loss_, "name", None) == "logistic":
+            return O[:, 1] - O[:, 0]
         return O.ravel() if O.shape[1] == 1 else O
 
     def predict(self, X):
@@ -307,6 +337,13 @@ def _score(prediction, y, classification):
     residual = np.sum((y - prediction) ** 2)
     total = np.sum((y - y.mean(axis=0)) ** 2)
     return float(1.0 - residual / total) if total > 0 else 0.0
+
+
+def _check_class_labels(y):
+    """Reject targets that cannot be class labels: non-integral floats ("continuous")."""
+    if y.dtype.kind == "f" and np.isfinite(y).all() and (y != np.round(y)).any():
+        raise ValueError("Unknown label type: continuous. A classifier needs class labels; "
+                         "y holds non-integer floats (use a regressor such as KernelRidge)")
 
 
 def _scale_sigma(X):

@@ -26,7 +26,9 @@ def n_outputs(n_classes, loss):
     """m, the number of output columns for n_classes classes under `loss` (name, object or
     the coding "ovr" / "onehot")."""
     if n_classes < 2:
-        raise ValueError(f"classification needs at least two classes, got {n_classes}")
+        plural = "" if n_classes == 1 else "es"
+        raise ValueError(f"classification needs at least two classes, got {n_classes} "
+                         f"class{plural}")
     if _coding_of(loss) == "ovr" and n_classes == 2:
         return 1
     return int(n_classes)
