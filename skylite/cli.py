@@ -1,20 +1,173 @@
 """The `skylite` command line.
 
-    skylite demo [--features S] [--blocks C] [--sigma SIGMA] [--alpha ALPHA] [--seed SEED]
+    skylite train TRAIN -m MODEL [--val FILE] [--kernel K] [--sigma S] [--loss L] [--reg R]
+                  [--alpha A] [--features S] [--blocks C] [--iters N] [--threads T] [--seed N]
+    skylite predict MODEL TEST [--output FILE] [--decision-values]
+    skylite demo
 
-`demo` trains a kernel SVM (hinge loss, Gaussian random features, BlockADMM) on pendigits,
-which ships with skylite, and prints its test accuracy beside a linear SVM trained by the same
-engine on the raw features.
+Inputs are LIBSVM/svmlight text (plain or gzipped; one-based feature indices unless
+--zero-based) or `.npz` files (arrays `X`, `y`, or `X_train`/`y_train` for training and
+`X_test`/`y_test` for validation and prediction).  `train` prints one progress line per
+iteration and a summary, and writes the model (`skylite.load` reads it); `predict` writes one
+prediction per line.  Errors in files or options print one line and exit non-zero.
 """
 import argparse
+import os
 import sys
 import time
 import warnings
 
-from .admm import ConvergenceWarning
-from .datasets import load_pendigits
-from .estimators import KernelSVC
+import numpy as np
 
+from .admm import ConvergenceError, ConvergenceWarning
+from .datasets import load_pendigits
+from .estimators import KernelLADRegression, KernelLogisticRegression, KernelRidge, KernelSVC
+from .persistence import load
+
+_LOSSES = {"hinge": KernelSVC, "logistic": KernelLogisticRegression, "squared": KernelRidge,
+           "lad": KernelLADRegression}
+_KERNEL_NAMES = ("gaussian", "rbf", "laplacian", "matern", "polynomial", "exp_semigroup",
+                 "linear")
+
+
+# ---- input files ----
+
+def read_data(path, *, part, n_features=None, zero_based=False):
+    """(X, y) from a LIBSVM/svmlight file (plain or gzip) or an `.npz` file.
+
+    part: "train" or "test", which arrays of an npz file without `X`/`y` to read
+    (`X_train`/`y_train` or `X_test`/`y_test`).  n_features: the number of columns of a
+    LIBSVM file (default: its largest index).  y is None for an npz file without labels.
+    """
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no such file: {path}")
+    if str(path).endswith(".npz"):
+        return _read_npz(path, part)
+    from .io import load_svmlight
+    return load_svmlight(path, n_features=n_features, zero_based=zero_based)
+
+
+def _read_npz(path, part):
+    try:
+        arrays = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable .npz file ({exc})") from None
+    with arrays:
+        names = set(arrays.files)
+        x_name, y_name = ("X", "y") if "X" in names else (f"X_{part}", f"y_{part}")
+        if x_name not in names:
+            raise ValueError(f"{path}: no array 'X' or '{x_name}' (arrays: "
+                             f"{', '.join(sorted(names)) or 'none'})")
+        return arrays[x_name], (arrays[y_name] if y_name in names else None)
+
+
+def _parse_bytes(text):
+    """'512M', '2G', '1e9' or '0' -> bytes."""
+    units = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+    text = text.strip().lower().removesuffix("b")
+    try:
+        if text and text[-1] in units:
+            return int(float(text[:-1]) * units[text[-1]])
+        return int(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 0, 512M, 4G)") from None
+
+
+# ---- train ----
+
+def train(args):
+    _check_writable(args.model)
+    start = time.perf_counter()
+    X, y = read_data(args.train, part="train", n_features=args.input_features,
+                     zero_based=args.zero_based)
+    if y is None:
+        raise ValueError(f"{args.train}: no labels (y) to train on")
+    X_val = y_val = None
+    if args.val:
+        X_val, y_val = read_data(args.val, part="test", n_features=X.shape[1],
+                                 zero_based=args.zero_based)
+        if y_val is None:
+            raise ValueError(f"{args.val}: no labels (y) to validate with")
+    model = _make_model(args)
+    kind = "classes" if model._is_classifier() else "targets"
+    n_labels = len(np.unique(y)) if model._is_classifier() else (y.shape[1] if y.ndim > 1
+                                                                  else 1)
+    print(f"{args.train}: {X.shape[0]} rows, {X.shape[1]} features"
+          f"{' (sparse)' if hasattr(X, 'tocsr') else ''}, {n_labels} {kind}; "
+          f"read in {time.perf_counter() - start:.1f}s")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)      # reported in the summary
+        model.fit(X, y, X_val=X_val, y_val=y_val)
+    seconds = time.perf_counter() - start
+    last = model.history_[-1]
+    status = "converged" if model.converged_ else f"stopped at --iters {args.iters}"
+    print(f"trained {type(model).__name__}: {model.n_iter_} iterations ({status}), "
+          f"objective {last['objective']:.6e}, {seconds:.1f}s total")
+    metric = "accuracy" if model._is_classifier() else "R^2"
+    print(f"training {metric}: {_format_score(model.score(X, y), metric)}")
+    if X_val is not None:
+        print(f"validation {metric}: {_format_score(model.score(X_val, y_val), metric)}")
+    model.save(args.model)
+    print(f"model written to {args.model} ({os.path.getsize(args.model) / 2**10:.0f} KiB)")
+    return 0
+
+
+def _check_writable(path):
+    """Fail before training, not after, when the model cannot be written."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"cannot write the model to {path}: no folder {folder}")
+    if not os.access(folder, os.W_OK) or os.path.isdir(path):
+        raise PermissionError(f"cannot write the model to {path}")
+
+
+def _make_model(args):
+    cls = _LOSSES[args.loss]
+    kernel_params = {name: getattr(args, name) for name in
+                     ("sigma", "gamma", "degree", "coef0", "nu", "length_scale", "beta")
+                     if getattr(args, name) is not None}
+    return cls(args.kernel, loss=args.loss, regularizer=args.reg, alpha=args.alpha,
+               n_features=args.features, n_blocks=args.blocks, method=args.method,
+               rho=args.rho, max_iter=args.iters, tol=args.tol, n_threads=args.threads,
+               memory_budget=args.memory_budget, precision=args.precision,
+               random_state=args.seed, verbose=not args.quiet,
+               classification=True if args.loss in ("hinge", "logistic") else
+               (args.classification or None), **kernel_params)
+
+
+def _format_score(value, metric):
+    return f"{100 * value:.2f}%" if metric == "accuracy" else f"{value:.4f}"
+
+
+# ---- predict ----
+
+def predict(args):
+    model = load(args.model)
+    X, y = read_data(args.test, part="test", n_features=model.n_features_in_,
+                     zero_based=args.zero_based)
+    if args.threads is not None:
+        model.set_params(n_threads=args.threads)
+    if args.decision_values:
+        values = model.decision_function(X) if model._is_classifier() else model.predict(X)
+        lines = [" ".join(f"{v:.10g}" for v in np.atleast_1d(row)) for row in values]
+    else:
+        lines = [str(label) for label in model.predict(X)]
+    summary = sys.stdout
+    if args.output:
+        with open(args.output, "w") as out:
+            out.write("\n".join(lines) + "\n")
+    else:
+        sys.stdout.write("\n".join(lines) + "\n")
+        summary = sys.stderr        # keep stdout to the predictions
+    if y is not None:
+        metric = "accuracy" if model._is_classifier() else "R^2"
+        score = model.score(X, y)
+        detail = (f" ({int(round(score * len(y)))}/{len(y)})" if metric == "accuracy" else "")
+        print(f"{args.test}: {metric} {_format_score(score, metric)}{detail}", file=summary)
+    return 0
+
+
+# ---- demo ----
 
 def demo(args):
     X_train, y_train, X_test, y_test = load_pendigits()
@@ -40,13 +193,95 @@ def demo(args):
     return 0
 
 
+# ---- the parser ----
+
+def _positive(kind):
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+        return value
+    return parse
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage block) and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="skylite", description=__doc__.split("\n\n")[0])
+    parser = _Parser(prog="skylite", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
+
+    p = commands.add_parser("train", help="train a kernel machine on a LIBSVM or .npz file",
+                            description="Train a kernel machine by BlockADMM on random "
+                                        "features and write the model to MODEL.")
+    p.add_argument("train", metavar="TRAIN", help="training data (LIBSVM text, .gz, or .npz)")
+    p.add_argument("-m", "--model", required=True, help="where to write the model")
+    p.add_argument("--val", metavar="FILE", help="validation data, scored every iteration")
+    g = p.add_argument_group("model")
+    g.add_argument("--kernel", default="gaussian", choices=_KERNEL_NAMES)
+    g.add_argument("--sigma", type=_positive(float),
+                   help="bandwidth (gaussian, laplacian); default sqrt(d Var(X) / 2)")
+    g.add_argument("--gamma", type=_positive(float),
+                   help="scikit-learn's gamma: gaussian 1/(2 sigma^2), or polynomial scale")
+    g.add_argument("--degree", type=_positive(int), help="polynomial degree")
+    g.add_argument("--coef0", type=float, help="polynomial offset")
+    g.add_argument("--nu", type=_positive(float), help="matern smoothness")
+    g.add_argument("--length-scale", dest="length_scale", type=_positive(float),
+                   help="matern length scale")
+    g.add_argument("--beta", type=_positive(float), help="exp_semigroup parameter")
+    g.add_argument("--loss", default="hinge", choices=sorted(_LOSSES),
+                   help="hinge, logistic (classification), squared, lad (regression)")
+    g.add_argument("--classification", action="store_true",
+                   help="with squared or lad: y holds class labels (one-vs-rest)")
+    g.add_argument("--reg", default="l2", choices=("l2", "l1", "none"), help="regularizer")
+    g.add_argument("--alpha", type=float, default=1e-4,
+                   help="regularization weight (scikit-learn's C = 1 / (n alpha))")
+    g.add_argument("--features", type=_positive(int), default=2048,
+                   help="random features s")
+    g.add_argument("--method", help="feature map method, e.g. fastfood (gaussian)")
+    g = p.add_argument_group("solver")
+    g.add_argument("--blocks", type=_positive(int), help="column blocks C (default: auto)")
+    g.add_argument("--iters", type=_positive(int), default=500, help="max ADMM iterations")
+    g.add_argument("--tol", type=_positive(float), default=1e-3, help="residual tolerance")
+    g.add_argument("--rho", type=_positive(float), default=1.0, help="initial ADMM rho")
+    g.add_argument("--threads", type=_positive(int), help="threads (default: all cores)")
+    g.add_argument("--memory-budget", dest="memory_budget", type=_parse_bytes,
+                   help="bytes for caching feature blocks, e.g. 0, 512M, 4G "
+                        "(default: half the free memory)")
+    g.add_argument("--precision", default="float64", choices=("float64", "float32"),
+                   help="precision of the feature transform")
+    g.add_argument("--seed", type=int, default=0, help="random seed of the feature map")
+    p.add_argument("--input-features", dest="input_features", type=_positive(int),
+                   help="columns of a LIBSVM file (default: its largest index)")
+    p.add_argument("--zero-based", dest="zero_based", action="store_true",
+                   help="LIBSVM feature indices start at 0 (default: 1, as LIBSVM)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no per-iteration lines")
+    p.set_defaults(run=train)
+
+    p = commands.add_parser("predict", help="predict with a saved model",
+                            description="Predict TEST rows with MODEL; prints accuracy (or "
+                                        "R^2) when TEST has labels.")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("test", metavar="TEST", help="LIBSVM text, .gz, or .npz")
+    p.add_argument("-o", "--output", help="write predictions here (default: stdout)")
+    p.add_argument("--decision-values", dest="decision_values", action="store_true",
+                   help="write decision values (one column per output) instead of labels")
+    p.add_argument("--threads", type=_positive(int))
+    p.add_argument("--zero-based", dest="zero_based", action="store_true")
+    p.set_defaults(run=predict)
+
     p = commands.add_parser("demo", help="train on pendigits (shipped): kernel vs linear")
-    p.add_argument("--features", type=int, default=2048, help="random features s")
-    p.add_argument("--blocks", type=int, default=None, help="column blocks C (default: auto)")
-    p.add_argument("--sigma", type=float, default=0.6, help="Gaussian kernel bandwidth")
+    p.add_argument("--features", type=_positive(int), default=2048, help="random features s")
+    p.add_argument("--blocks", type=_positive(int), help="column blocks C (default: auto)")
+    p.add_argument("--sigma", type=_positive(float), default=0.6,
+                   help="Gaussian kernel bandwidth")
     p.add_argument("--alpha", type=float, default=1e-5, help="regularization")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=demo)
@@ -58,6 +293,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except ValueError as exc:   # bad option values: one line, no traceback
+    except (ValueError, TypeError, OSError, ConvergenceError) as exc:
+        # bad files, data or option values: one line, no traceback
         print(f"skylite {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return 1
+    except KeyboardInterrupt:
+        print(f"skylite {args.command}: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,88 @@
+"""The `skylite` command line: train / predict on .npz and LIBSVM files, errors."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import skylite
+from skylite.cli import main
+
+
+@pytest.fixture(scope="module")
+def pendigits_npz(tmp_path_factory, pendigits):
+    X, y, Xt, yt = pendigits
+    path = tmp_path_factory.mktemp("data") / "pendigits.npz"
+    np.savez(path, X_train=X[:2000] / 100.0, y_train=y[:2000], X_test=Xt[:1000] / 100.0,
+             y_test=yt[:1000])
+    return path
+
+
+def test_train_then_predict_npz(pendigits_npz, tmp_path, capsys):
+    model_path = tmp_path / "m.sky"
+    code = main(["train", str(pendigits_npz), "-m", str(model_path), "--val",
+                 str(pendigits_npz), "--sigma", "0.6", "--alpha", "1e-5", "--features", "512",
+                 "--iters", "40", "--threads", "1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    progress = [line for line in out.splitlines() if line.startswith("iter ")]
+    assert len(progress) == 40 and "objective" in progress[0] and "validation" in progress[0]
+    assert "validation accuracy:" in out and "model written to" in out
+    model = skylite.load(model_path)
+
+    predictions = tmp_path / "pred.txt"
+    assert main(["predict", str(model_path), str(pendigits_npz), "-o", str(predictions)]) == 0
+    summary = capsys.readouterr().out
+    labels = np.loadtxt(predictions, dtype=np.int64)
+    with np.load(pendigits_npz) as data:
+        Xt, yt = data["X_test"], data["y_test"]
+    np.testing.assert_array_equal(labels, model.predict(Xt))
+    accuracy = float(np.mean(labels == yt))
+    assert accuracy > 0.95
+    assert f"accuracy {100 * accuracy:.2f}%" in summary
+
+    assert main(["predict", str(model_path), str(pendigits_npz), "--decision-values"]) == 0
+    values = np.loadtxt(capsys.readouterr().out.splitlines())
+    assert values.shape == (1000, 10)
+    np.testing.assert_array_equal(values.argmax(axis=1), labels)
+
+
+def test_regression_from_npz_with_X_and_y(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 3))
+    y = np.sin(4 * X[:, 0]) + X[:, 1]
+    data = tmp_path / "reg.npz"
+    np.savez(data, X=X, y=y)
+    model_path = tmp_path / "r.sky"
+    assert main(["train", str(data), "-m", str(model_path), "--loss", "squared", "--sigma",
+                 "0.5", "--alpha", "1e-6", "--features", "256", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "iter " not in out
+    r2 = float(out.split("training R^2: ")[1].split()[0])
+    assert r2 > 0.99
+    assert main(["predict", str(model_path), str(data), "-o", str(tmp_path / "p.txt")]) == 0
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "p.txt"), skylite.load(model_path)
+                               .predict(X), rtol=1e-9)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["train", "missing.svm", "-m", "m.sky"], "no such file"),
+    (["train", "{bad}", "-m", "m.sky"], "not a readable .npz"),
+    (["train", "{npz}", "-m", "/no/such/folder/m.sky"], "cannot write the model"),
+    (["train", "{npz}", "-m", "m.sky", "--alpha", "-1"], "alpha must be"),
+    (["predict", "{bad}", "{npz}"], "not a skylite model"),
+])
+def test_errors_are_one_line_and_nonzero(argv, message, tmp_path, pendigits_npz, capsys):
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"this is not a zip file")
+    argv = [a.format(bad=bad, npz=pendigits_npz) for a in argv]
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_console_script_bad_option_exits_2_without_traceback():
+    run = subprocess.run([sys.executable, "-m", "skylite", "train", "x.svm", "-m", "m",
+                          "--kernel", "nope"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1 and "invalid choice: 'nope'" in run.stderr
