@@ -1,0 +1,200 @@
+"""skylite beside the tools a data scientist would otherwise use: accuracy, fit seconds, peak RSS.
+
+    python benchmarks/bench_vs_peers.py [--part mnist20k mnist60k reuters] [--features60k 16384]
+
+Every contender runs in a fresh child process, so its peak RSS (VmHWM) is its own; data loading
+is not timed, the feature transform of the peers is (it is part of their fit / predict).
+
+1. mnist20k: MNIST, first 20,000 training rows, the 10,000 test rows; Gaussian kernel
+   sigma = 6 (gamma = 1/72), s = 4096 random features.  skylite's KernelSVC (hinge loss,
+   BlockADMM) against scikit-learn's RBFSampler + LinearSVC (which materializes Z).
+   Target: KernelSVC's test accuracy within 0.2 points of the peer's, in at most half its
+   fit time.
+2. mnist60k: full MNIST, 10 classes: exact SVC (libsvm through scikit-learn), RBFSampler +
+   LinearSVC at s = 4096, and KernelSVC with as many features as fit comfortably
+   (--features60k, float32 transform, blocks cached within the default memory budget).
+3. reuters: the sparse Reuters set of ../shared/data through the command line
+   (`skylite train` then `skylite predict` on the .svm.gz files).  Target: >= 97% test accuracy.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SIGMA = 6.0
+
+
+def mnist(rows):
+    with np.load(DATA / "mnist.npz") as z:
+        return (z["X_train"][:rows].astype(np.float64), z["y_train"][:rows],
+                z["X_test"].astype(np.float64), z["y_test"])
+
+
+def peak_rss():
+    """VmHWM of this process (ru_maxrss would include the parent's high-water mark)."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+
+
+# ---- contenders (each runs in its own child process) ----
+
+def skylite_svc(rows, s, alpha, precision="float64"):
+    from skylite import KernelSVC
+    X, y, Xt, yt = mnist(rows)
+    model = KernelSVC(sigma=SIGMA, n_features=s, alpha=alpha, precision=precision)
+    start = time.perf_counter()
+    model.fit(X, y)
+    fit = time.perf_counter() - start
+    start = time.perf_counter()
+    accuracy = float(np.mean(model.predict(Xt) == yt))
+    return {"accuracy": accuracy, "fit": fit, "predict": time.perf_counter() - start,
+            "detail": f"s={s}, alpha={alpha:g}, {model.n_iter_} iterations, "
+                      f"{'converged' if model.converged_ else 'max_iter'}"}
+
+
+def rff_linear_svc(rows, s, C):
+    from sklearn.kernel_approximation import RBFSampler
+    from sklearn.svm import LinearSVC
+    X, y, Xt, yt = mnist(rows)
+    sampler = RBFSampler(gamma=1.0 / (2 * SIGMA**2), n_components=s, random_state=0)
+    svm = LinearSVC(C=C)
+    start = time.perf_counter()
+    svm.fit(sampler.fit_transform(X), y)
+    fit = time.perf_counter() - start
+    start = time.perf_counter()
+    accuracy = float(np.mean(svm.predict(sampler.transform(Xt)) == yt))
+    return {"accuracy": accuracy, "fit": fit, "predict": time.perf_counter() - start,
+            "detail": f"s={s}, C={C:g} (squared hinge, liblinear)"}
+
+
+def exact_svc(rows, C):
+    from sklearn.svm import SVC
+    X, y, Xt, yt = mnist(rows)
+    svm = SVC(C=C, gamma=1.0 / (2 * SIGMA**2), cache_size=2000)
+    start = time.perf_counter()
+    svm.fit(X, y)
+    fit = time.perf_counter() - start
+    start = time.perf_counter()
+    accuracy = float(np.mean(svm.predict(Xt) == yt))
+    return {"accuracy": accuracy, "fit": fit, "predict": time.perf_counter() - start,
+            "detail": f"C={C:g}, {int(svm.n_support_.sum())} support vectors"}
+
+
+CONTENDERS = {"skylite": skylite_svc, "rff_linear_svc": rff_linear_svc,
+              "exact_svc": exact_svc}
+
+
+def child(name, kwargs):
+    import warnings
+    warnings.simplefilter("ignore")
+    result = CONTENDERS[name](**kwargs)
+    result["peak_rss"] = peak_rss()
+    print(json.dumps(result))
+
+
+def run_child(name, **kwargs):
+    run = subprocess.run([sys.executable, __file__, "--child", name, json.dumps(kwargs)],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"{name} failed:\n{run.stderr}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def table(title, rows):
+    print(f"\n### {title}\n")
+    print("| method | test accuracy | fit s | predict s | peak RSS | settings |")
+    print("|---|---|---|---|---|---|")
+    for name, r in rows:
+        print(f"| {name} | {100 * r['accuracy']:.2f}% | {r['fit']:.1f} | {r['predict']:.1f} | "
+              f"{r['peak_rss'] / 2**30:.2f} GiB | {r['detail']} |")
+
+
+def verdict(ok, text):
+    print(f"- {'ok' if ok else 'MISSED'}: {text}")
+
+
+# ---- the three parts ----
+
+def part_mnist20k(args):
+    n = 20000
+    peer = run_child("rff_linear_svc", rows=n, s=4096, C=args.C)
+    ours = run_child("skylite", rows=n, s=4096, alpha=1.0 / (n * args.C))
+    table("MNIST 20k train / 10k test, Gaussian sigma = 6, s = 4096",
+          [("RBFSampler + LinearSVC", peer), ("skylite KernelSVC", ours)])
+    gap = 100 * (peer["accuracy"] - ours["accuracy"])
+    verdict(gap <= 0.2, f"accuracy within 0.2 points of the peer (gap {gap:+.2f})")
+    ratio = ours["fit"] / peer["fit"]
+    verdict(ratio <= 0.5, f"fit time at most half the peer's ({ratio:.2f}x)")
+
+
+def part_mnist60k(args):
+    n = 60000
+    rows = [("exact SVC (libsvm)", run_child("exact_svc", rows=n, C=args.C60k)),
+            ("RBFSampler + LinearSVC", run_child("rff_linear_svc", rows=n, s=4096, C=args.C)),
+            ("skylite KernelSVC", run_child("skylite", rows=n, s=args.features60k,
+                                            alpha=1.0 / (n * args.C60k),
+                                            precision="float32"))]
+    table("full MNIST 60k train / 10k test, Gaussian sigma = 6", rows)
+    exact, ours = rows[0][1], rows[2][1]
+    print(f"- skylite: {100 * (exact['accuracy'] - ours['accuracy']):.2f} points below exact "
+          f"SVC in {ours['fit'] / exact['fit']:.2f}x its fit time and "
+          f"{ours['predict'] / exact['predict']:.2f}x its predict time")
+
+
+def part_reuters(args):
+    train, test = DATA / "reuters_lasvm.svm.gz", DATA / "reuters_lasvm.t.svm.gz"
+    options = ["--kernel", "gaussian", "--sigma", "1", "--alpha", str(args.reuters_alpha),
+               "--features", "8192", "--precision", "float32", "--quiet"]
+    with tempfile.TemporaryDirectory() as folder:
+        model = os.path.join(folder, "reuters.sky")
+        command = ["skylite", "train", str(train), "-m", model, *options]
+        start = time.perf_counter()
+        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        fit = time.perf_counter() - start
+        start = time.perf_counter()
+        err = subprocess.run(["skylite", "predict", model, str(test), "-o",
+                              os.path.join(folder, "pred.txt")],
+                             capture_output=True, text=True, check=True).stdout
+        predict = time.perf_counter() - start
+    accuracy = float(re.search(r"accuracy ([\d.]+)%", err).group(1)) / 100
+    print("\n### sparse Reuters (7770 train / 3299 test, 8315 features) through the CLI\n")
+    print(f"`{' '.join(command[:2])} reuters_lasvm.svm.gz -m reuters.sky {' '.join(options)}`"
+          f"\n\n{out.strip().splitlines()[-3]}\n")
+    print(f"| test accuracy | train s (incl. reading) | predict s |\n|---|---|---|\n"
+          f"| {100 * accuracy:.2f}% | {fit:.1f} | {predict:.1f} |")
+    verdict(accuracy >= 0.97, f"at least 97% test accuracy ({100 * accuracy:.2f}%)")
+
+
+PARTS = {"mnist20k": part_mnist20k, "mnist60k": part_mnist60k, "reuters": part_reuters}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--part", nargs="+", choices=list(PARTS), default=list(PARTS))
+    parser.add_argument("--C", type=float, default=1.0,
+                        help="LinearSVC's C; KernelSVC gets alpha = 1 / (n C)")
+    parser.add_argument("--C60k", type=float, default=10.0,
+                        help="exact SVC's C on full MNIST; KernelSVC gets alpha = 1 / (n C)")
+    parser.add_argument("--features60k", type=int, default=16384)
+    parser.add_argument("--reuters-alpha", type=float, default=1e-4)
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return child(args.child[0], json.loads(args.child[1]))
+    if not DATA.is_dir():
+        sys.exit(f"bench_vs_peers needs {DATA} (the shared datasets)")
+    print(f"bench_vs_peers on {os.cpu_count()} cores")
+    for part in args.part:
+        PARTS[part](args)
+
+
+if __name__ == "__main__":
+    main()
