@@ -422,7 +422,7 @@ def _error_message(path, byte_range, buf, base, compressed, err):
     t = repr(token)
     what = {
         "bad_label": f"bad label {t}: not a number",
-        "nonfinite_label": f"label {t} is NaN or infinite",
+        "nonfinite_label": f"label {t} is NaN or infinite (or overflows)",
         "multilabel": f"label {t} looks multilabel; multilabel files are not supported "
                       f"(one numeric label per line)",
         "no_colon": f"feature {t} has no ':' (expected index:value)",
@@ -430,7 +430,7 @@ def _error_message(path, byte_range, buf, base, compressed, err):
         "negative_index": f"negative feature index in {t}",
         "index_overflow": f"feature index in {t} is too large",
         "bad_value": f"bad feature value in {t}: not a number",
-        "nonfinite_value": f"feature value in {t} is NaN or infinite",
+        "nonfinite_value": f"feature value in {t} is NaN or infinite (or overflows)",
         "duplicate": f"feature index {extra} appears twice in the row {t}",
         "bad_qid": f"bad qid token {t}: expected qid:<integer>",
         "qid_position": f"qid token {t} must come right after the label",
