@@ -170,6 +170,30 @@ def test_numbers_parse_exactly_as_python_float(parts):
     assert same_bits(part.values, expect)
 
 
+@FAST
+@given(st.lists(st.floats(min_value=1e-30, max_value=1e30), min_size=1, max_size=50),
+       st.sampled_from(["%.15g", "%.16g", "%.17g", "%.18g", "%.19g", "%.20g", "%.17e", "%r"]))
+def test_many_digit_numbers_parse_exactly(xs, fmt):
+    """16-19 significant digits and exponents within +-27: the 128-bit integer path."""
+    tokens = [repr(x) if fmt == "%r" else fmt % x for x in xs]
+    text = "".join(f"{t} 1:{t} 2:-{t}\n" for t in tokens)
+    with tempfile.TemporaryDirectory() as d:
+        part = read_svmlight_part(write(Path(d) / "m.svm", text))
+    expect = np.array([float(t) for t in tokens])
+    assert same_bits(part.labels, expect)
+    assert same_bits(part.values[0::2], expect) and same_bits(part.values[1::2], -expect)
+
+
+def test_exactness_on_many_random_doubles(workdir):
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.random(20000), np.exp(rng.uniform(-70, 70, 20000)),
+                        rng.integers(1, 256, 5000) / 255.0])
+    tokens = [f"{v:.17g}" for v in x] + [repr(float(v)) for v in x] + [f"{v:.19e}" for v in x]
+    text = "".join(f"1 1:{t}\n" for t in tokens)
+    part = read_svmlight_part(write(workdir / "random_doubles.svm", text))
+    assert same_bits(part.values, np.array([float(t) for t in tokens]))
+
+
 def test_hard_numbers(workdir):
     tokens = ["0.1", "1e23", "9007199254740993", "2.2250738585072011e-308", "4.9e-324",
               "1.7976931348623157e308", "0.30000000000000004", "123456789012345678901234567890",

@@ -7,9 +7,10 @@ is returned as an error record (code, line number, byte offset, token length, ex
 Python layer words into a ValueError naming the file and quoting the token.
 
 Numbers are parsed exactly as `float()` (and so scikit-learn's reader) parses them: decimal
-strings with at most 19 significant digits, a value below 2**53 and a power of ten in
-[-22, 22] are converted with one correctly rounded IEEE multiplication or division (Clinger's
-fast path, exact); every other number goes through the C library's strtod in the "C" locale,
+strings with at most 19 significant digits w and a power of ten 10**e are converted exactly,
+by one correctly rounded IEEE multiplication or division when w <= 2**53 and |e| <= 22
+(Clinger's fast path), else with 128-bit integer arithmetic when |e| <= 27
+(`_strtod_c.h`); every other number goes through the C library's strtod in the "C" locale,
 which is correctly rounded too.
 """
 from libc.stdint cimport int32_t, int64_t, uint64_t, INT64_MAX
@@ -25,6 +26,7 @@ import numpy as np
 cdef extern from "_strtod_c.h":
     int skylite_strtod_c_init() noexcept nogil
     double skylite_strtod_c(const char *s, char **end) noexcept nogil
+    int skylite_decimal_to_double(uint64_t w, int64_t e10, double *out) noexcept nogil
 
 if not skylite_strtod_c_init():
     raise ImportError("skylite.io: could not create a C locale for strtod")
@@ -179,6 +181,9 @@ cdef Py_ssize_t parse_double_prefix(const char *s, Py_ssize_t n, double *out) no
         out[0] = -0.0 if neg else 0.0
         return i
     if truncated or w > TWO53 or exp10 < -22 or exp10 > 22:
+        if not truncated and skylite_decimal_to_double(w, exp10, &v):
+            out[0] = -v if neg else v
+            return i
         rc = strtod_exact(s, i, out)
         if rc == NUM_OK:
             return i
