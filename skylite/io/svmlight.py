@@ -239,7 +239,7 @@ def assemble(part, n_features=None, zero_based="auto", dtype=np.float64):
     dtype = np.dtype(dtype)
     if dtype not in (np.float64, np.float32):
         raise ValueError(f"dtype must be float64 or float32, got {dtype}")
-    if zero_based is False and part.min_index == 0:
+    if isinstance(zero_based, (bool, np.bool_)) and not zero_based and part.min_index == 0:
         row = _row_of(part, int(np.flatnonzero(part.indices == 0)[0]))
         raise ValueError(f"feature index 0 in row {row} (0-based row of this part), but "
                          f"zero_based=False (one-based indices start at 1)")
@@ -247,9 +247,8 @@ def assemble(part, n_features=None, zero_based="auto", dtype=np.float64):
                                               zero_based=zero_based, n_features=n_features)
     shift = 0 if zero_based else 1
     indices = part.indices
-    if part.max_index - shift >= n_features:   # unreachable: resolve_features checked
-        raise ValueError(f"feature index {part.max_index} does not fit n_features={n_features}")
-    cols = (indices - shift if shift else indices).astype(np.int32)
+    cols = np.empty(indices.shape[0], dtype=np.int32)
+    np.subtract(indices, shift, out=cols, casting="unsafe")   # fits: max_index - shift < 2**31
     data = part.values.astype(dtype, copy=False)
     X = sp.csr_matrix((data, cols, part.indptr), shape=(part.n_rows, n_features), copy=False)
     X = with_native_index_dtypes(X)
@@ -416,7 +415,7 @@ def _row_of(part, k):
 
 def _error_message(path, byte_range, buf, base, compressed, err):
     code, lineno, offset, length, extra = err
-    token = bytes(buf[offset:offset + min(length, 80)]).decode("utf-8", "replace")
+    token = bytes(buf[offset:offset + min(length, 80)]).decode("utf-8", "replace").rstrip()
     if length > 80:
         token += "..."
     t = repr(token)
