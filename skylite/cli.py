@@ -44,7 +44,16 @@ def read_data(path, *, part, n_features=None, zero_based=False):
     if str(path).endswith(".npz"):
         return _read_npz(path, part)
     from .io import load_svmlight
-    return load_svmlight(path, n_features=n_features, zero_based=zero_based)
+    X, y = load_svmlight(path, n_features=n_features, zero_based=zero_based)
+    return X, _integral_labels(y)
+
+
+def _integral_labels(y):
+    """LIBSVM labels are read as floats; integral ones become int64 (so predictions print as
+    `3`, not `3.0`, as LIBSVM's do)."""
+    if y.size and np.all(y == np.round(y)) and np.abs(y).max() < 2**53:
+        return y.astype(np.int64)
+    return y
 
 
 def _read_npz(path, part):

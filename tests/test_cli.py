@@ -86,3 +86,30 @@ def test_console_script_bad_option_exits_2_without_traceback():
                           "--kernel", "nope"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and "invalid choice: 'nope'" in run.stderr
+
+
+def test_train_predict_libsvm_files_plain_and_gzip(tmp_path, pendigits, capsys):
+    from skylite.io import dump_svmlight
+    X, y, Xt, yt = pendigits
+    train, test = tmp_path / "train.svm.gz", tmp_path / "test.svm"
+    dump_svmlight(X[:1500] / 100.0, y[:1500], train)
+    # the test file's largest index may be smaller than the training file's
+    dump_svmlight(Xt[:500, :12] / 100.0, yt[:500], test)
+    model_path = tmp_path / "m.sky"
+    assert main(["train", str(train), "-m", str(model_path), "--sigma", "0.6", "--features",
+                 "256", "--alpha", "1e-5", "-q", "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "1500 rows, 16 features (sparse), 10 classes" in out
+    model = skylite.load(model_path)
+    assert model.n_features_in_ == 16
+    assert main(["predict", str(model_path), str(test), "-o", str(tmp_path / "p")]) == 0
+    expected = model.predict(np.hstack([Xt[:500, :12] / 100.0, np.zeros((500, 4))]))
+    np.testing.assert_array_equal(np.loadtxt(tmp_path / "p", dtype=np.int64), expected)
+
+
+def test_malformed_libsvm_file_names_the_line(tmp_path, capsys):
+    path = tmp_path / "bad.svm"
+    path.write_text("1 1:0.5 2:0.25\n-1 1:0.5 2:abc\n")
+    assert main(["train", str(path), "-m", str(tmp_path / "m.sky")]) == 1
+    err = capsys.readouterr().err
+    assert "line 2" in err and "abc" in err and len(err.strip().splitlines()) == 1
