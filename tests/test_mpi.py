@@ -7,6 +7,7 @@ the reason.  Every launch has a timeout, so a hang fails the test instead of CI.
 import json
 import os
 import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -50,11 +51,10 @@ def launch(mpiexec, mode, *args, expect_ok=True):
                           capture_output=True, text=True, timeout=TIMEOUT, env=env)
     if expect_ok:
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        results = {}
-        for line in proc.stdout.splitlines():
-            if line.startswith("RESULT "):
-                _, rank, payload = line.split(" ", 2)
-                results[int(rank)] = json.loads(payload)
+        results = {}            # the ranks' lines may arrive interleaved on one line
+        decoder = json.JSONDecoder()
+        for match in re.finditer(r"RESULT (\d+) ", proc.stdout):
+            results[int(match.group(1))] = decoder.raw_decode(proc.stdout, match.end())[0]
         assert sorted(results) == [0, 1], proc.stdout + proc.stderr
         return results, proc
     return proc.stdout.replace("RAISED", "\nRAISED").splitlines(), proc
