@@ -126,6 +126,17 @@ class Distributed:
         self.broadcast(total)
         return total
 
+    def ranks_on_node(self):
+        """How many ranks of this communicator share this node's memory (collective)."""
+        if self.serial:
+            return 1
+        from mpi4py import MPI
+        node = self.comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
+        try:
+            return node.Get_size()
+        finally:
+            node.Free()
+
     # ---- object collectives (pickled; small, setup only) ----
 
     def allgather(self, obj):

@@ -4,8 +4,8 @@ Everything an estimator computes from the data must be global, i.e. the same as 
 process held the union of the ranks' rows, and identical on every rank:
 
 - the default Gaussian / Laplacian bandwidth sigma = sqrt(d Var(X) / 2) (mean and variance
-  over all n x d entries; two Allreduces: the mean, then the centred sum of squares, the
-  same two-pass formula as numpy for dense rows);
+  over all n x d entries; two reductions: the mean, then the centred sum of squares, the
+  same two-pass formula as numpy for dense rows; two Reduce + Bcast pairs);
 - class labels (`Distributed.label_union`: every rank's unique labels, allgathered);
 - `score` (accuracy: correct and total counts; R^2: the residual and the total sum of
   squares about the *global* column means);
@@ -13,6 +13,9 @@ process held the union of the ranks' rows, and identical on every rank:
 - the per-iteration validation score (`CollectiveValidation`: partial sums that travel in
   the engine's one Allreduce per iteration).
 
+Sums go through `Distributed.sum_to_all` (Reduce to the root, then Bcast), so every rank
+gets bitwise the same numbers whatever the MPI library's reduction order (they feed the
+model: sigma; and the returned scores).
 Local work that may fail on one rank (input checks, predictions) runs under
 `Distributed.agree`, so every rank raises instead of waiting for a failed one.
 With one process each function reduces to the serial formula.
@@ -36,14 +39,14 @@ def global_scale_sigma(X, dist):
     d = X.shape[1]
     if hasattr(X, "toarray"):
         total, squares = float(X.sum()), float(X.multiply(X).sum())
-        count, total, squares = dist.allreduce_sum([X.shape[0] * d, total, squares])
+        count, total, squares = dist.sum_to_all([X.shape[0] * d, total, squares])
         mean = total / count
         var = squares / count - mean**2
     else:
-        count, total = dist.allreduce_sum([X.size, float(np.sum(X, dtype=np.float64))])
+        count, total = dist.sum_to_all([X.size, float(np.sum(X, dtype=np.float64))])
         mean = total / count
         centred = float(np.sum((X - mean) ** 2, dtype=np.float64))
-        var = dist.allreduce_sum([centred])[0] / count
+        var = dist.sum_to_all([centred])[0] / count
     return float(np.sqrt(max(d * var, 1e-12) / 2.0))
 
 
@@ -62,20 +65,20 @@ def global_score(dist, prediction, y, classification):
     y = np.asarray(y)
     if classification:
         correct = np.sum(prediction == y.reshape(prediction.shape))
-        correct, count = dist.allreduce_sum([correct, prediction.shape[0]])
+        correct, count = dist.sum_to_all([correct, prediction.shape[0]])
         return float(correct / count) if count else 0.0
     y = y.astype(np.float64).reshape(prediction.shape)
     y2 = y.reshape(y.shape[0], -1)
-    sums = dist.allreduce_sum(np.concatenate([[y2.shape[0]], y2.sum(axis=0)]))
+    sums = dist.sum_to_all(np.concatenate([[y2.shape[0]], y2.sum(axis=0)]))
     mean = sums[1:] / max(sums[0], 1)
-    residual, total = dist.allreduce_sum([np.sum((y - prediction) ** 2),
+    residual, total = dist.sum_to_all([np.sum((y - prediction) ** 2),
                                           np.sum((y2 - mean) ** 2)])
     return float(1.0 - residual / total) if total > 0 else 0.0
 
 
 def global_objective(dist, loss, O, Y, alpha, regularizer_value):
     """F(W) = (1/n) sum over every rank's rows of V + alpha r(W)."""
-    value, n = dist.allreduce_sum([loss.value(O, Y), O.shape[0]])
+    value, n = dist.sum_to_all([loss.value(O, Y), O.shape[0]])
     return value / n + alpha * regularizer_value
 
 
@@ -95,9 +98,9 @@ class CollectiveValidation:
             self.n_partial = 2
         else:
             y2 = self.y.astype(np.float64).reshape(self.y.shape[0], -1)
-            sums = dist.allreduce_sum(np.concatenate([[y2.shape[0]], y2.sum(axis=0)]))
+            sums = dist.sum_to_all(np.concatenate([[y2.shape[0]], y2.sum(axis=0)]))
             mean = sums[1:] / max(sums[0], 1)
-            self.total = dist.allreduce_sum([np.sum((y2 - mean) ** 2)])[0]
+            self.total = dist.sum_to_all([np.sum((y2 - mean) ** 2)])[0]
             self.n_partial = 1
 
     def partial(self, W):

@@ -97,6 +97,7 @@ def test_unequal_ranks_missing_class_global_score_and_sigma(mpiexec):
 @pytest.mark.parametrize("mode, error", [
     ("nan", "ValueError: rank 1 failed: ValueError: X contains NaN"),
     ("iteration-fault", "MemoryError: rank 1 failed: MemoryError: cannot allocate"),
+    ("mismatch", "ValueError: the ranks were given different max_iter"),
 ])
 def test_a_failing_rank_stops_every_rank_with_its_error(mpiexec, mode, error):
     lines, proc = launch(mpiexec, mode, expect_ok=False)

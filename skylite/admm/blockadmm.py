@@ -166,8 +166,8 @@ class BlockADMM:
         # preconditioning (module docstring): Z~ = c Z
         self.scale_ = 1.0 / np.sqrt(self.alpha * n) if self.alpha > 0 else 1.0
         budget = self.memory_budget
-        if budget is None:
-            budget = available_memory_bytes() // 2
+        if budget is None:       # half the free memory, shared by the ranks of this node
+            budget = available_memory_bytes() // (2 * getattr(self, "_ranks_on_node", 1))
         sizes = list(np.diff(op.block_offsets))
         self.row_blocks = []
         for start, stop in self._row_ranges(Y.shape[0]):
@@ -204,11 +204,17 @@ class BlockADMM:
         ckpt_file = (checkpoint_file(self.checkpoint, dist.rank, dist.size)
                      if self.checkpoint is not None else None)
         local = (n_local, X.shape[1], m, self.n_row_blocks,
-                 ckpt_file is not None and os.path.exists(ckpt_file))
+                 ckpt_file is not None and os.path.exists(ckpt_file), self._settings(W0),
+                 dist.ranks_on_node())
         ranks = dist.allgather(local)
         if len({r[2] for r in ranks}) > 1:
             raise ValueError(f"the ranks' targets have different numbers of columns "
                              f"{[r[2] for r in ranks]}; code labels with the global classes")
+        differ = sorted(k for k, v in ranks[0][5].items() if any(r[5][k] != v for r in ranks))
+        if differ:
+            raise ValueError(f"the ranks were given different {', '.join(differ)}; every "
+                             f"rank must pass the same settings (control flow is collective)")
+        self._ranks_on_node = ranks[dist.rank][6]
         n = int(sum(r[0] for r in ranks))
         R = int(sum(r[3] for r in ranks))
         self.n_rows_, self.n_row_blocks_total_ = n, R
@@ -262,6 +268,17 @@ class BlockADMM:
         self.phase_seconds_["prox"] = sum(r["prox_seconds"] for r in self.history_)
         self.phase_seconds_["comm"] = sum(r["comm_seconds"] for r in self.history_)
         return self
+
+    def _settings(self, W0):
+        """What decides the collective control flow: identical on every rank."""
+        return {"max_iter": self.max_iter, "tol": self.tol, "rho": self.rho,
+                "alpha": self.alpha, "adapt_rho": self.adapt_rho,
+                "checkpoint_every": self.checkpoint_every,
+                "checkpoint": self.checkpoint is not None, "warm start": W0 is not None,
+                "callback": self.callback is not None,
+                "validation": (None if self.validation is None else
+                               getattr(self.validation, "n_partial", "local")),
+                "map": self.feature_map.to_dict()}
 
     def _check_data(self, X, Y):
         op = self.feature_map.transform_op_

@@ -145,6 +145,14 @@ def iteration_fault():
                                                          .astype(float))
 
 
+def mismatch():
+    """(e'') rank 1 was given another max_iter: refused on every rank, no hang."""
+    X, y = data(200)
+    part = my_slice(len(X))
+    KernelRidge(n_features=64, n_blocks=2, max_iter=5 + rank, comm=comm).fit(X[part],
+                                                                            y[part] * 1.0)
+
+
 class FailingLoss:
     """A loss whose prox raises MemoryError at its `at_call`-th call."""
 
