@@ -35,6 +35,14 @@ the dual residual the change of the consensus variables,
     d = rho sqrt( (R + 1) ||Wbar - Wbar_prev||^2 + sum_i ||Obar_i - Obar_i,prev||^2 );
 the run stops when r <= tol * max(primal norms) and d <= tol * rho * ||duals|| (plus a tiny
 absolute floor), or after max_iter iterations.
+
+MPI (`comm=`, docs/mpi.md).  Each rank holds its own row blocks; R counts every rank's blocks
+and n every rank's rows (c and the loss scale 1/n are global).  Per iteration a rank sends
+one Reduce of its sum of W'_i (s x m) to the root, which forms Wbar and broadcasts it (Bcast:
+bitwise the same Wbar everywhere); W and mu are then computed redundantly, and identically,
+on every rank.  Everything else (residual norms, objective, validation, the failure flag) is
+one Allreduce of a short vector of partial sums, from which every rank takes the same
+stopping and rho decisions.  The serial path runs the same code on a null communicator.
 """
 import os
 import time
