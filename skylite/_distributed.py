@@ -202,8 +202,9 @@ class Guard:
         return self
 
     def __exit__(self, kind, value, traceback):
-        if value is not None and isinstance(value, Exception) and self.error is None:
-            self.error = value
+        if isinstance(value, Exception):
+            if self.error is None:          # the first failure is the one reported
+                self.error = value
             return True
         return False
 

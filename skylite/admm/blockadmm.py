@@ -327,9 +327,12 @@ class BlockADMM:
             self.Wbar = np.empty_like(self.W)
             reg_value = 0.0
             if dist.is_root:
-                self.Wbar[...] = (Wp_sum + self.W) / (R + 1.0)
-                if self.alpha > 0:
-                    reg_value = self.regularizer.value(Wp_sum * (self.scale_ / R))
+                with guard:
+                    self.Wbar[...] = (Wp_sum + self.W) / (R + 1.0)
+                    if self.alpha > 0:
+                        reg_value = self.regularizer.value(Wp_sum * (self.scale_ / R))
+            if guard.error is not None and dist.serial:
+                raise guard.error
             dist.broadcast(self.Wbar)
             sums = np.zeros(_N_SUMS)
             if guard.error is None:
