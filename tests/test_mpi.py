@@ -78,12 +78,13 @@ def test_two_ranks_repeat_the_simulated_row_blocks_and_reach_the_serial_optimum(
 
 
 def test_unequal_ranks_missing_class_global_score_and_sigma(mpiexec):
+    """(d) rank 0: 179 rows without class 9; rank 1: 400 rows; string labels."""
     results, _ = launch(mpiexec, "classes")
     r0, r1 = results[0], results[1]
     assert r0["n_local"] != r1["n_local"]
     assert not r0["has_9_locally"] and r1["has_9_locally"]
     assert r0["classes"] == r1["classes"] == [f"digit{k}" for k in range(10)]
-    for key in ("score", "objective", "validation", "sigma"):
+    for key in ("score", "objective", "validation", "sigma", "r2", "r2_validation"):
         assert r0[key] == r1[key], key                       # identical on both ranks
     for r in (r0, r1):
         assert r["coef_same"] and r["score_matches_counts"]
@@ -92,6 +93,9 @@ def test_unequal_ranks_missing_class_global_score_and_sigma(mpiexec):
         assert r["validation"] == pytest.approx(r["serial_score"], abs=1e-15)
         assert r["sigma"] == pytest.approx(r["serial_sigma"], rel=1e-12)
         assert r["score"] > 0.9
+        assert r["r2"] == pytest.approx(r["serial_r2"], rel=1e-12)          # global R^2
+        assert r["r2_validation"] == pytest.approx(r["serial_r2"], rel=1e-12)
+        assert 0.5 < r["r2"] < 1
 
 
 @pytest.mark.parametrize("mode, error", [
