@@ -14,7 +14,7 @@ Messages per ADMM iteration (s features, m outputs, P ranks; see docs/mpi.md):
                                score, the non-finite / failure flag  (k < 16)
 
 Faults.  A rank that fails must never leave the others waiting in a collective.  Local work
-runs under `guard` (or `agree`), which turns an exception into a flag; the flag travels in the
+runs under a `Guard` (or `agree`), which turns an exception into a flag; the flag travels in the
 next collective (a dedicated tiny `allgather` during setup, the per-iteration Allreduce
 during the run), and then *every* rank raises `collective_error`: the same exception type
 with a message naming the failing rank(s), e.g. ``ValueError("rank 1 failed: ValueError: X
