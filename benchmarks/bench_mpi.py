@@ -174,7 +174,7 @@ def main():
     for P in (1, 2):
         print(f"| {P} | {weak_rows * P} | {weak[P]['fit']:.2f} | {weak[P]['per_iter']:.3f} | "
               f"{weak[1]['per_iter'] / weak[P]['per_iter']:.2f} |")
-    print(f"\nMemory per rank (strong scaling runs)\n")
+    print("\nMemory per rank (strong scaling runs)\n")
     print("| ranks | rank | rows | paper estimate MiB | peak RSS MiB | RSS before data MiB "
           "| peak - before MiB | X itself MiB |")
     print("|---|---|---|---|---|---|---|---|")
