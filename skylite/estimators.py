@@ -18,6 +18,9 @@ import warnings
 import numpy as np
 
 from . import kernels as kernels_module
+from ._distributed import Distributed
+from ._global_stats import (CollectiveValidation, distributed, global_objective,
+                            global_scale_sigma, global_score, labels_1d)
 from ._params import Params
 from ._threads import resolve_threads
 from ._sklearn import data_conversion_warning, not_fitted_error
@@ -78,6 +81,13 @@ class KernelMachine(Params):
     random_state : int, numpy generator or None.
     verbose : bool, one line per iteration.
     callback : callable(iteration, record, W) -> bool or None; True stops training.
+    comm : mpi4py communicator or None.  Under it every rank calls `fit` with its own rows:
+        the fitted model, `objective` and `score` are global and identical on every rank
+        (sigma, classes and scores computed collectively); `predict` stays row-wise and
+        local; `save` writes on rank 0 only.  Never pickled or saved.  See docs/mpi.md.
+    checkpoint : path or None; checkpoint_every : int.  Save the full ADMM state every
+        `checkpoint_every` iterations; a `fit` that finds the file(s) resumes from them
+        (see skylite.admm.checkpoint).
 
     Attributes
     ----------
@@ -94,7 +104,8 @@ class KernelMachine(Params):
                  degree=None, coef0=None, nu=None, length_scale=None, beta=None,
                  classification=None, method=None, rho=1.0, max_iter=500, tol=1e-3,
                  adapt_rho=True, n_threads=None, memory_budget=None, precision="float64",
-                 random_state=0, verbose=False, callback=None):
+                 random_state=0, verbose=False, callback=None, comm=None, checkpoint=None,
+                 checkpoint_every=10):
         self.kernel = kernel
         self.loss = loss
         self.regularizer = regularizer
@@ -121,6 +132,14 @@ class KernelMachine(Params):
         self.random_state = random_state
         self.verbose = verbose
         self.callback = callback
+        self.comm = comm
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["comm"] = None          # a communicator belongs to this process's MPI job
+        return state
 
     def __repr__(self):
         defaults = type(self)().get_params()
@@ -153,7 +172,7 @@ class KernelMachine(Params):
         return name.lower() in ("hinge", "logistic") or bool(getattr(loss, "classification",
                                                                      False))
 
-    def _kernel_object(self, X):
+    def _kernel_object(self, X, dist=None):
         if not isinstance(self.kernel, str):
             if not isinstance(self.kernel, kernels_module.Kernel):
                 raise ValueError(f"kernel must be a name or a skylite.kernels object, "
@@ -171,17 +190,18 @@ class KernelMachine(Params):
                 gamma = check_positive(self.gamma, "gamma")
                 params["sigma"] = 1.0 / np.sqrt(2.0 * gamma)
             elif self.sigma is None:
-                params["sigma"] = _scale_sigma(X)
+                params["sigma"] = (global_scale_sigma(X, dist) if dist is not None
+                                   else _scale_sigma(X))
         return cls(**params)
 
-    def _make_feature_map(self, X):
+    def _make_feature_map(self, X, dist=None):
         if self.feature_map is not None:
             if not isinstance(self.feature_map, FeatureMap):
                 raise ValueError(f"feature_map must be a skylite.sketch map, "
                                  f"got {self.feature_map!r}")
             from copy import deepcopy
-            return deepcopy(self.feature_map).fit(X)
-        kernel = self._kernel_object(X)
+            return Distributed(self.comm).agree(deepcopy(self.feature_map).fit, X)
+        kernel = self._kernel_object(X, dist)
         check_positive(self.n_features, "n_features", integer=True)
         n_blocks = self.n_blocks
         if n_blocks is None:
@@ -189,9 +209,9 @@ class KernelMachine(Params):
             n_blocks = min(self.n_features, max(threads, -(-self.n_features // 1024)))
         fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
                                   random_state=self.random_state, method=self.method)
-        return fmap.fit(X)
+        return Distributed(self.comm).agree(fmap.fit, X)
 
-    def _code_targets(self, y, loss):
+    def _code_targets(self, y, loss, classes=None):
         if self._is_classifier():
             y = np.asarray(y)
             if y.ndim == 2 and y.shape[1] == 1:
@@ -199,7 +219,7 @@ class KernelMachine(Params):
                               "y.ravel() is used", data_conversion_warning(), stacklevel=3)
                 y = y.ravel()
             _check_class_labels(y)
-            return code_labels(y, loss)
+            return code_labels(y, loss, classes=classes)
         y = as_real_array(y, "y")
         if y.ndim not in (1, 2):
             raise ValueError(f"y must be 1-D or 2-D, got {y.ndim}-D")
@@ -217,31 +237,35 @@ class KernelMachine(Params):
         recorded in history_).  warm_start: an (s x m) W to start from (e.g. a previous
         coef_ with the same feature map).  Returns self.
         """
-        X = check_rows(X, min_rows=1)
-        if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target "
-                             f"y is None")
-        y = np.asarray(y)
-        if y.ndim == 0 or len(y) != X.shape[0]:
-            raise ValueError(f"X has {X.shape[0]} rows but y has shape {y.shape}")
+        dist = Distributed(self.comm)       # every local step below is agreed by all ranks
+        X, y = dist.agree(_check_fit_rows, X, y, type(self).__name__)
         loss = self._loss_object()
         regularizer = get_regularizer(self.regularizer)
         for stale in ("classes_", "_y_1d"):       # from an earlier fit of another kind
             self.__dict__.pop(stale, None)
-        Y, classes = self._code_targets(y, loss)
+        classes = None
+        if self._is_classifier() and not dist.serial:     # a rank may lack a class
+            classes = dist.label_union(dist.agree(labels_1d, y))
+        Y, classes = dist.agree(self._code_targets, y, loss, classes)
         if classes is not None:
             self.classes_ = classes
-        self.feature_map_ = self._make_feature_map(X)
+        self.feature_map_ = self._make_feature_map(X, None if dist.serial else dist)
         self.n_features_in_ = X.shape[1]
         validation = None
         if X_val is not None:
-            X_val_checked = check_rows(X_val, name="X_val", n_features=X.shape[1])
+            X_val_checked = dist.agree(check_rows, X_val, name="X_val", n_features=X.shape[1])
             validation = lambda W: self._score_with(W, X_val_checked, y_val)
+            if not dist.serial:
+                validation = CollectiveValidation(dist, self._outputs, self._predict_from,
+                                                  X_val_checked, y_val,
+                                                  hasattr(self, "classes_"))
         engine = BlockADMM(self.feature_map_, loss, regularizer, self.alpha, rho=self.rho,
                            max_iter=self.max_iter, tol=self.tol, n_threads=self.n_threads,
                            memory_budget=self.memory_budget, precision=self.precision,
                            adapt_rho=self.adapt_rho, verbose=self.verbose,
-                           callback=self.callback, validation=validation)
+                           callback=self.callback, validation=validation, comm=self.comm,
+                           checkpoint=self.checkpoint,
+                           checkpoint_every=self.checkpoint_every)
         engine.fit(X, Y, W0=warm_start)
         self.coef_ = engine.coef_.copy()
         self.n_iter_ = engine.n_iter_
@@ -254,8 +278,11 @@ class KernelMachine(Params):
         return self
 
     def save(self, path):
-        """Write the fitted model to `path` (see skylite.persistence); `skylite.load` reads it."""
+        """Write the fitted model to `path` (see skylite.persistence); `skylite.load` reads it.
+        Under a communicator only rank 0 writes (the model is the same on every rank)."""
         from .persistence import save
+        if self.comm is not None and self.comm.Get_rank() != 0:
+            return
         save(self, path)
 
     # ---- evaluation ----
@@ -314,19 +341,44 @@ class KernelMachine(Params):
         return _score(prediction, y, classification=hasattr(self, "classes_"))
 
     def score(self, X, y):
-        """Mean accuracy (classification) or the coefficient of determination R^2."""
+        """Mean accuracy (classification) or the coefficient of determination R^2 (over
+        every rank's rows under a communicator)."""
+        dist = distributed(self.comm)
+        if dist is not None:
+            return global_score(dist, dist.agree(self.predict, X), y,
+                                classification=hasattr(self, "classes_"))
         return _score(self.predict(X), y, classification=hasattr(self, "classes_"))
 
     def objective(self, X, y):
-        """F(W) = (1/n) sum_i V(y_i, z(x_i)^T W) + alpha r(W) on these rows."""
+        """F(W) = (1/n) sum_i V(y_i, z(x_i)^T W) + alpha r(W) on these rows (on every
+        rank's rows, with n the global count, under a communicator)."""
+        dist = distributed(self.comm)
+        if dist is not None:
+            O, Y = dist.agree(self._outputs_and_targets, X, y)
+            return global_objective(dist, self.loss_, O, Y, self.alpha,
+                                    self.regularizer_.value(self.coef_))
+        O, Y = self._outputs_and_targets(X, y)
+        value = self.loss_.value(O, Y) / O.shape[0]
+        return value + self.alpha * self.regularizer_.value(self.coef_)
+
+    def _outputs_and_targets(self, X, y):
         X = self._check_X(X)
         if hasattr(self, "classes_"):
             Y, _ = code_labels(np.asarray(y), self.loss_, classes=self.classes_)
         else:
             Y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
-        O = self._outputs(self.coef_, X)
-        value = self.loss_.value(O, Y) / X.shape[0]
-        return value + self.alpha * self.regularizer_.value(self.coef_)
+        return self._outputs(self.coef_, X), Y
+
+
+def _check_fit_rows(X, y, who):
+    """Validated rows X and y as an array with one entry (or row) per row of X."""
+    X = check_rows(X, min_rows=1)
+    if y is None:
+        raise ValueError(f"{who} requires y to be passed, but the target y is None")
+    y = np.asarray(y)
+    if y.ndim == 0 or len(y) != X.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has shape {y.shape}")
+    return X, y
 
 
 def _score(prediction, y, classification):

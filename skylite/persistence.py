@@ -13,6 +13,7 @@ The feature map is rebuilt from its seed (skylite.sketch.map_from_dict), so the 
 O(s m) whatever the map's parameter count.  Pickling a model also works.
 """
 import json
+import os
 import struct
 
 import numpy as np
@@ -36,6 +37,9 @@ def save(model, path):
         else:
             objects[key] = {"type": type(value).__name__, "params": _object_params(value)}
     params.pop("callback")
+    params["comm"] = None                          # belongs to the running MPI job
+    if params.get("checkpoint") is not None:
+        params["checkpoint"] = os.fspath(params["checkpoint"])
     dropped = sorted(k for k, v in params.items() if not _is_json(v))
     if dropped:
         raise ValueError(f"cannot save parameters {dropped}: not representable in JSON")

@@ -1,0 +1,97 @@
+"""Checkpoints of a BlockADMM run: the full iteration state, written atomically.
+
+One file per rank, so no rank ever reads or sends another rank's rows:
+
+    serial / one rank:   <path>
+    P > 1 ranks:         <path>.rank<r>-of-<P>
+
+Each file is a numpy .npz archive (float64 arrays, no pickle) holding
+
+    W, mu, Wbar                           s x m   (identical on every rank)
+    O_i, Obar_i, nu_i, Dbar_i             n_i x m for each local row block i
+    Wp_i, mu_p_i, U_i                     s x m   for each local row block i
+    meta                                  a JSON string: format, the iteration count, rho,
+                                          the history so far, and what a resume must match:
+                                          n, d, s, m, R, P, rank, this rank's row range and
+                                          row blocks, the feature map (type, parameters,
+                                          seed), alpha, loss, regularizer, precision and a
+                                          checksum of this rank's X and Y.
+
+Atomicity: the archive is written to `<file>.tmp` and moved over `<file>` with os.replace,
+so a run killed while writing leaves the previous checkpoint intact.  The graph-projection
+factors are not stored: they are rebuilt (deterministically) on the first sweep after a
+resume.  A resumed run repeats the uninterrupted run's arithmetic exactly (same state, same
+rho, same iteration counter for rho adaptation), so it reaches the same model bitwise.
+"""
+import json
+import os
+
+import numpy as np
+
+FORMAT = 1
+_BLOCK_ARRAYS = ("O", "Obar", "nu", "Dbar", "Wp", "mu_p", "U")
+# metadata that may legitimately differ between the interrupted and the resumed run
+_PROGRESS = ("iteration", "rho", "history")
+
+
+def checkpoint_file(path, rank, size):
+    """The file of rank `rank` among `size` ranks for checkpoint `path`."""
+    path = os.fspath(path)
+    return path if size == 1 else f"{path}.rank{rank}-of-{size}"
+
+
+def data_checksum(X, Y):
+    """Cheap fingerprint of a rank's rows: sums of X, X^2 (dense or CSR) and Y."""
+    values = X.data if hasattr(X, "tocsr") else X
+    values = np.asarray(values, dtype=np.float64)
+    return [float(values.sum()), float(np.vdot(values, values)), float(Y.sum())]
+
+
+def save_checkpoint(filename, meta, shared, blocks):
+    """Write one rank's state atomically.  shared: dict of s x m arrays; blocks: one dict of
+    arrays per local row block; meta: JSON-able dict."""
+    arrays = {name: np.asarray(value) for name, value in shared.items()}
+    for i, block in enumerate(blocks):
+        for name in _BLOCK_ARRAYS:
+            arrays[f"{name}_{i}"] = np.asarray(block[name])
+    arrays["meta"] = np.array(json.dumps(dict(meta, format=FORMAT)))
+    tmp = filename + ".tmp"
+    with open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, filename)
+
+
+def load_checkpoint(filename, expected):
+    """Read one rank's checkpoint; raise ValueError if its identifying metadata differs
+    from `expected` (the current run's).  Returns (meta, shared arrays, block arrays)."""
+    try:
+        with np.load(filename, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            data = {name: z[name] for name in z.files if name != "meta"}
+    except (OSError, ValueError, KeyError) as exc:
+        raise ValueError(f"cannot read checkpoint {filename}: {exc}") from None
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"checkpoint {filename} has format {meta.get('format')}, "
+                         f"expected {FORMAT}")
+    want = json.loads(json.dumps(expected))          # the same JSON normalization
+    different = sorted(k for k in want if k not in _PROGRESS and meta.get(k) != want[k])
+    if different:
+        details = ", ".join(f"{k}: checkpoint {meta.get(k)!r} vs run {want[k]!r}"
+                            for k in different[:4])
+        raise ValueError(f"checkpoint {filename} does not match this run ({details}); "
+                         f"delete it or use another checkpoint path")
+    shared = {name: data[name] for name in ("W", "mu", "Wbar")}
+    blocks = [{name: data[f"{name}_{i}"] for name in _BLOCK_ARRAYS}
+              for i in range(meta["R_local"])]
+    return meta, shared, blocks
+
+
+def remove_checkpoint(filename):
+    """Delete a checkpoint after a run finished normally (missing files are fine)."""
+    for name in (filename, filename + ".tmp"):
+        try:
+            os.remove(name)
+        except FileNotFoundError:
+            pass

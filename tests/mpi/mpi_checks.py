@@ -1,0 +1,218 @@
+"""Checks run under `mpiexec -n 2` by tests/test_mpi.py (one mode per launch).
+
+    mpiexec -n 2 python tests/mpi/mpi_checks.py MODE [DIR]
+
+Every rank prints one line "RESULT <rank> <json>" on success, or "RAISED <rank>
+<type>: <message>" and exits with status 3 when fit raised.  Data: 600 pendigits rows.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+from mpi4py import MPI
+
+from skylite import KernelRidge, KernelSVC
+from skylite.admm import BlockADMM
+from skylite.datasets import load_pendigits
+from skylite.prox import get_loss, get_regularizer
+from skylite.prox.coding import code_labels
+from skylite.sketch import GaussianRFF
+
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+
+
+def data(rows=600):
+    X, y = load_pendigits()[:2]
+    return X[:rows].astype(np.float64) / 100.0, y[:rows]
+
+
+def my_slice(n):
+    """The rows the simulated path gives row block `rank` of `size`."""
+    bounds = np.linspace(0, n, size + 1).round().astype(int)
+    return slice(bounds[rank], bounds[rank + 1])
+
+
+def engine(fmap, loss, alpha, **kw):
+    kw.setdefault("memory_budget", 10**9)
+    kw.setdefault("n_threads", 1)
+    return BlockADMM(fmap, loss, get_regularizer("l2"), alpha, **kw)
+
+
+def history(e):
+    return {k: [r[k] for r in e.history_] for k in ("objective", "primal", "dual", "rho")}
+
+
+def rel(a, b):
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-300)))
+
+
+def same_on_all_ranks(a):
+    """True if the array is bitwise the same on every rank."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    root = a.copy()
+    comm.Bcast(root, root=0)
+    return bool(comm.allreduce(int(np.array_equal(root, a)), op=MPI.MIN))
+
+
+def consistency():
+    """(a) 2 ranks vs one process with 2 simulated row blocks (hinge, fixed iterations);
+    (b) 2 ranks reach the serial R = 1 optimum (squared loss, tight tol)."""
+    X, y = data()
+    fmap = GaussianRFF(256, sigma=0.6, n_blocks=4, random_state=0).fit(X)
+    part = my_slice(len(X))
+    hinge = get_loss("hinge")
+    Y, _ = code_labels(y, hinge)
+    mpi = engine(fmap, hinge, 1e-3, max_iter=40, tol=1e-14, comm=comm).fit(X[part], Y[part])
+    out = {"coef_same": same_on_all_ranks(mpi.coef_),
+           "history_same": same_on_all_ranks(np.array(list(history(mpi).values())))}
+    if rank == 0:
+        sim = engine(fmap, hinge, 1e-3, max_iter=40, tol=1e-14, n_row_blocks=2).fit(X, Y)
+        out["iterations"] = [mpi.n_iter_, sim.n_iter_]
+        out["history_rel"] = max(rel(history(mpi)[k], history(sim)[k]) for k in history(sim))
+        out["coef_rel"] = float(np.linalg.norm(mpi.coef_ - sim.coef_)
+                                / np.linalg.norm(sim.coef_))
+    squared = get_loss("squared", classification=True)
+    Y, _ = code_labels(y, squared)
+    mpi = engine(fmap, squared, 1e-3, tol=1e-10, max_iter=5000, comm=comm).fit(X[part], Y[part])
+    if rank == 0:
+        serial = engine(fmap, squared, 1e-3, tol=1e-10, max_iter=5000).fit(X, Y)
+        Z = fmap.transform(X)
+        F = lambda W: 0.5 * np.sum((Z @ W - Y) ** 2) / len(X) + 1e-3 * 0.5 * np.sum(W * W)
+        out["converged"] = [bool(mpi.converged_), bool(serial.converged_)]
+        out["objective_rel"] = abs(F(mpi.coef_) - F(serial.coef_)) / F(serial.coef_)
+        out["engine_objective_rel"] = abs(mpi.history_[-1]["objective"] - F(serial.coef_)) \
+            / F(serial.coef_)
+        W_star = np.linalg.solve(Z.T @ Z + len(X) * 1e-3 * np.eye(Z.shape[1]), Z.T @ Y)
+        out["coef_vs_closed_form"] = float(np.linalg.norm(mpi.coef_ - W_star)
+                                           / np.linalg.norm(W_star))
+        out["comm_seconds"] = mpi.phase_seconds_["comm"]
+    return out
+
+
+def classes():
+    """(d) unequal rank sizes, rank 0 lacks a class, string labels, default sigma."""
+    X, y = data()
+    labels = np.array([f"digit{v}" for v in y])
+    rows = np.arange(len(X))
+    if rank == 0:
+        mine = rows[:200][labels[:200] != "digit9"]
+    else:
+        mine = rows[200:]
+    model = KernelSVC(n_features=256, n_blocks=4, alpha=1e-3, max_iter=60, n_threads=1,
+                      memory_budget=10**9, comm=comm)
+    model.fit(X[mine], labels[mine], X_val=X[mine], y_val=labels[mine])
+    score = model.score(X[mine], labels[mine])
+    objective = model.objective(X[mine], labels[mine])
+    all_rows = np.concatenate(comm.allgather(mine))
+    local_correct = np.sum(model.predict(X[mine]) == labels[mine])
+    serial_sigma = KernelSVC(n_features=256, n_blocks=4)._kernel_object(X[all_rows]).sigma
+    model.comm = None                    # the same model, evaluated serially on all rows
+    serial_objective = model.objective(X[all_rows], labels[all_rows])
+    serial_score = model.score(X[all_rows], labels[all_rows])
+    ridge = KernelRidge(n_features=128, n_blocks=2, alpha=1e-3, max_iter=30, n_threads=1,
+                        comm=comm)
+    target = y.astype(float) + X[:, 0]
+    ridge.fit(X[mine], target[mine], X_val=X[mine], y_val=target[mine])
+    r2 = ridge.score(X[mine], target[mine])
+    r2_validation = ridge.history_[-1]["validation"]
+    ridge.comm = None
+    serial_r2 = ridge.score(X[all_rows], target[all_rows])
+    return {"r2": r2, "r2_validation": r2_validation, "serial_r2": serial_r2,
+            "classes": model.classes_.tolist(), "score": score, "objective": objective,
+            "has_9_locally": bool(np.any(labels[mine] == "digit9")),
+            "n_local": int(len(mine)),
+            "score_matches_counts": bool(abs(score - comm.allreduce(local_correct)
+                                        / len(all_rows)) < 1e-15),
+            "serial_score": serial_score, "serial_objective": serial_objective,
+            "sigma": model.feature_map_.sigma, "serial_sigma": serial_sigma,
+            "validation": model.history_[-1]["validation"],
+            "coef_same": same_on_all_ranks(model.coef_)}
+
+
+def nan():
+    """(e) rank 1's rows contain a NaN."""
+    X, y = data(200)
+    part = my_slice(len(X))
+    X = X[part].copy()
+    if rank == 1:
+        X[5, 3] = np.nan
+    KernelRidge(n_features=64, n_blocks=2, max_iter=5, comm=comm).fit(X, y[part])
+
+
+def iteration_fault():
+    """(e') rank 1 runs out of memory in its loss prox at iteration 3."""
+    X, y = data(200)
+    part = my_slice(len(X))
+    loss = get_loss("squared")
+    if rank == 1:
+        loss = FailingLoss(loss, at_call=3)
+    fmap = GaussianRFF(64, sigma=0.6, n_blocks=2, random_state=0).fit(X)
+    engine(fmap, loss, 1e-3, max_iter=10, comm=comm).fit(X[part], y[part].reshape(-1, 1)
+                                                         .astype(float))
+
+
+def mismatch():
+    """(e'') rank 1 was given another max_iter: refused on every rank, no hang."""
+    X, y = data(200)
+    part = my_slice(len(X))
+    KernelRidge(n_features=64, n_blocks=2, max_iter=5 + rank, comm=comm).fit(X[part],
+                                                                            y[part] * 1.0)
+
+
+class FailingLoss:
+    """A loss whose prox raises MemoryError at its `at_call`-th call."""
+
+    def __init__(self, loss, at_call):
+        self.loss, self.at_call, self.calls = loss, at_call, 0
+
+    def __getattr__(self, name):
+        return getattr(self.loss, name)
+
+    def prox(self, *args, **kwargs):
+        self.calls += 1
+        if self.calls == self.at_call:
+            raise MemoryError("cannot allocate the prox workspace")
+        return self.loss.prox(*args, **kwargs)
+
+
+def _checkpointed(path, die_at=None):
+    X, y = data()
+    part = my_slice(len(X))
+
+    def die(it, record, W):
+        if die_at is not None and it == die_at:
+            os._exit(7)                            # a killed job: no cleanup at all
+    return KernelSVC(sigma=0.6, n_features=256, n_blocks=4, alpha=1e-3, max_iter=35,
+                     tol=1e-12, n_threads=1, memory_budget=0, comm=comm, checkpoint=path,
+                     checkpoint_every=5, callback=die).fit(X[part], y[part])
+
+
+def checkpoint_die(directory):
+    """(f) first launch: killed after iteration 12 (checkpoints at 5 and 10)."""
+    _checkpointed(os.path.join(directory, "run.ckpt"), die_at=12)
+
+
+def checkpoint_resume(directory):
+    """(f) second launch: resume from iteration 10, compare with an uninterrupted run."""
+    path = os.path.join(directory, "run.ckpt")
+    files = sorted(os.listdir(directory))
+    resumed = _checkpointed(path)
+    reference = _checkpointed(None)
+    return {"files_before": files, "files_after": sorted(os.listdir(directory)),
+            "iterations": [r["iteration"] for r in resumed.history_][:3] + [resumed.n_iter_],
+            "coef_equal": bool(np.array_equal(resumed.coef_, reference.coef_)),
+            "history_equal": history(resumed) == history(reference)}
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    args = sys.argv[2:]
+    try:
+        result = globals()[mode.replace("-", "_")](*args)
+    except Exception as exc:          # report, then exit non-zero like an uncaught error
+        print(f"RAISED {rank} {type(exc).__name__}: {exc}", flush=True)
+        sys.exit(3)
+    print(f"RESULT {rank} {json.dumps(result)}", flush=True)

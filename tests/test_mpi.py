@@ -1,0 +1,211 @@
+"""Training over MPI ranks: `mpiexec -n 2` launches of tests/mpi/mpi_checks.py, and
+in-process checks of the size-1 communicator, checkpoint/resume and fault plumbing.
+
+mpi4py and mpich come with the `test` extra; without them the MPI tests are skipped with
+the reason.  Every launch has a timeout, so a hang fails the test instead of CI.
+"""
+import json
+import os
+import pickle
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skylite import KernelRidge, KernelSVC
+from skylite._distributed import Distributed, SerialComm, collective_error, describe
+from skylite.admm import BlockADMM
+from skylite.prox import get_loss, get_regularizer
+from skylite.prox.coding import code_labels
+from skylite.sketch import GaussianRFF
+
+SCRIPT = Path(__file__).parent / "mpi" / "mpi_checks.py"
+TIMEOUT = 90
+pytestmark = pytest.mark.filterwarnings("ignore:BlockADMM stopped at max_iter")
+
+
+def find_mpiexec():
+    beside = Path(sys.executable).parent / "mpiexec"
+    return str(beside) if beside.exists() else shutil.which("mpiexec")
+
+
+@pytest.fixture(scope="module")
+def mpiexec():
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install '.[test]')")
+    path = find_mpiexec()
+    if path is None:
+        pytest.skip("no mpiexec beside the interpreter or on PATH (pip install mpich)")
+    return path
+
+
+def launch(mpiexec, mode, *args, expect_ok=True):
+    """Run `mpiexec -n 2 python mpi_checks.py mode args`; return (per-rank results or
+    failure lines, the completed process)."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               PYTHONWARNINGS="ignore")
+    proc = subprocess.run([mpiexec, "-n", "2", sys.executable, str(SCRIPT), mode, *args],
+                          capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    if expect_ok:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        results = {}            # the ranks' lines may arrive interleaved on one line
+        decoder = json.JSONDecoder()
+        for match in re.finditer(r"RESULT (\d+) ", proc.stdout):
+            results[int(match.group(1))] = decoder.raw_decode(proc.stdout, match.end())[0]
+        assert sorted(results) == [0, 1], proc.stdout + proc.stderr
+        return results, proc
+    return proc.stdout.replace("RAISED", "\nRAISED").splitlines(), proc
+
+
+def test_two_ranks_repeat_the_simulated_row_blocks_and_reach_the_serial_optimum(mpiexec):
+    results, _ = launch(mpiexec, "consistency")
+    root = results[0]
+    assert results[0]["coef_same"] and results[1]["coef_same"]      # bitwise on every rank
+    assert results[0]["history_same"] and results[1]["history_same"]
+    # (a) same iterates as one process with 2 simulated row blocks
+    assert root["iterations"] == [40, 40]
+    assert root["history_rel"] <= 1e-10
+    assert root["coef_rel"] <= 1e-10
+    # (b) 2 ranks reach the serial R = 1 optimum (squared loss, l2)
+    assert root["converged"] == [True, True]
+    assert root["objective_rel"] <= 1e-6
+    assert root["engine_objective_rel"] <= 1e-6
+    assert root["coef_vs_closed_form"] <= 1e-6
+    assert root["comm_seconds"] > 0
+
+
+def test_unequal_ranks_missing_class_global_score_and_sigma(mpiexec):
+    """(d) rank 0: 179 rows without class 9; rank 1: 400 rows; string labels."""
+    results, _ = launch(mpiexec, "classes")
+    r0, r1 = results[0], results[1]
+    assert r0["n_local"] != r1["n_local"]
+    assert not r0["has_9_locally"] and r1["has_9_locally"]
+    assert r0["classes"] == r1["classes"] == [f"digit{k}" for k in range(10)]
+    for key in ("score", "objective", "validation", "sigma", "r2", "r2_validation"):
+        assert r0[key] == r1[key], key                       # identical on both ranks
+    for r in (r0, r1):
+        assert r["coef_same"] and r["score_matches_counts"]
+        assert r["score"] == pytest.approx(r["serial_score"], abs=1e-15)
+        assert r["objective"] == pytest.approx(r["serial_objective"], rel=1e-12)
+        assert r["validation"] == pytest.approx(r["serial_score"], abs=1e-15)
+        assert r["sigma"] == pytest.approx(r["serial_sigma"], rel=1e-12)
+        assert r["score"] > 0.9
+        assert r["r2"] == pytest.approx(r["serial_r2"], rel=1e-12)          # global R^2
+        assert r["r2_validation"] == pytest.approx(r["serial_r2"], rel=1e-12)
+        assert 0.5 < r["r2"] < 1
+
+
+@pytest.mark.parametrize("mode, error", [
+    ("nan", "ValueError: rank 1 failed: ValueError: X contains NaN"),
+    ("iteration-fault", "MemoryError: rank 1 failed: MemoryError: cannot allocate"),
+    ("mismatch", "ValueError: the ranks were given different max_iter"),
+])
+def test_a_failing_rank_stops_every_rank_with_its_error(mpiexec, mode, error):
+    lines, proc = launch(mpiexec, mode, expect_ok=False)
+    assert proc.returncode != 0
+    raised = [line for line in lines if line.startswith("RAISED")]
+    assert sorted(line.split()[1] for line in raised) == ["0", "1"], proc.stdout + proc.stderr
+    assert all(error in line for line in raised), raised
+
+
+def test_a_killed_two_rank_run_resumes_to_the_same_model(mpiexec, tmp_path):
+    _, proc = launch(mpiexec, "checkpoint-die", str(tmp_path), expect_ok=False)
+    assert proc.returncode != 0                                # os._exit(7) after iteration 12
+    assert sorted(os.listdir(tmp_path)) == ["run.ckpt.rank0-of-2", "run.ckpt.rank1-of-2"]
+    results, _ = launch(mpiexec, "checkpoint-resume", str(tmp_path))
+    for r in results.values():
+        assert r["iterations"][:3] == [1, 2, 3] and r["iterations"][3] == 35
+        assert r["coef_equal"] and r["history_equal"]         # bitwise
+        assert r["files_after"] == []                         # removed after a normal fit
+
+
+# ---- in process ----
+
+@pytest.fixture(scope="module")
+def digits(pendigits):
+    return pendigits[0][:300].astype(np.float64) / 100.0, pendigits[1][:300]
+
+
+def test_a_size_one_communicator_is_bitwise_serial(digits):
+    MPI = pytest.importorskip("mpi4py.MPI", reason="mpi4py is not installed")
+    X, y = digits
+    kw = dict(n_features=128, n_blocks=4, alpha=1e-3, max_iter=25, tol=1e-12, n_threads=1)
+    serial = KernelSVC(**kw).fit(X, y, X_val=X[:50], y_val=y[:50])
+    single = KernelSVC(comm=MPI.COMM_SELF, **kw).fit(X, y, X_val=X[:50], y_val=y[:50])
+    assert np.array_equal(serial.coef_, single.coef_)
+    keys = ("objective", "primal", "dual", "rho", "validation")
+    assert [[r[k] for k in keys] for r in serial.history_] == \
+        [[r[k] for k in keys] for r in single.history_]
+    assert serial.score(X, y) == single.score(X, y)
+    assert serial.objective(X, y) == single.objective(X, y)
+    assert single.history_[0]["comm_seconds"] >= 0
+
+
+def test_comm_is_a_parameter_but_never_pickled_or_saved(digits, tmp_path):
+    MPI = pytest.importorskip("mpi4py.MPI", reason="mpi4py is not installed")
+    from sklearn.base import clone
+    import skylite
+    X, y = digits
+    model = KernelRidge(n_features=64, max_iter=20, comm=MPI.COMM_SELF,
+                        checkpoint=tmp_path / "ck")
+    assert model.get_params()["comm"] is MPI.COMM_SELF
+    assert clone(model).comm is MPI.COMM_SELF
+    model.fit(X, y.astype(float))
+    assert pickle.loads(pickle.dumps(model)).comm is None
+    assert model.comm is MPI.COMM_SELF
+    model.save(tmp_path / "model.sky")
+    loaded = skylite.load(tmp_path / "model.sky")
+    assert loaded.comm is None and loaded.checkpoint == str(tmp_path / "ck")
+    assert np.array_equal(loaded.coef_, model.coef_)
+
+
+class Killed(Exception):
+    pass
+
+
+def test_serial_checkpoint_resume_is_bitwise_and_refuses_a_mismatch(digits, tmp_path):
+    X, y = digits
+    fmap = GaussianRFF(128, sigma=0.6, n_blocks=4, random_state=0).fit(X)
+    loss = get_loss("logistic")
+    Y, _ = code_labels(y, loss)
+    path = tmp_path / "state.ckpt"
+
+    def run(callback=None, checkpoint=path, alpha=1e-3):
+        return BlockADMM(fmap, loss, get_regularizer("l2"), alpha, max_iter=32, tol=1e-12,
+                         n_row_blocks=2, n_threads=1, memory_budget=0, checkpoint=checkpoint,
+                         checkpoint_every=4, callback=callback).fit(X, Y)
+
+    def kill(it, record, W):
+        if it == 23:
+            raise Killed
+    with pytest.raises(Killed):
+        run(kill)
+    assert path.exists()                          # iteration 20's state
+    with pytest.raises(ValueError, match="does not match this run.*alpha"):
+        run(alpha=2e-3)
+    resumed = run()
+    assert resumed.history_[20]["iteration"] == 21 and resumed.n_iter_ == 32
+    assert not path.exists()
+    reference = run(checkpoint=None)
+    assert np.array_equal(resumed.coef_, reference.coef_)
+    keys = ("objective", "primal", "dual", "rho")
+    assert [[r[k] for k in keys] for r in resumed.history_] == \
+        [[r[k] for k in keys] for r in reference.history_]
+
+
+def test_collective_errors_name_the_failing_rank():
+    failures = [describe(ValueError("X contains NaN"), 1),
+                describe(KeyboardInterrupt(), 3)]
+    exc = collective_error(failures)
+    assert type(exc) is ValueError
+    assert str(exc) == ("rank 1 failed: ValueError: X contains NaN; "
+                        "rank 3 failed: KeyboardInterrupt: ")
+    serial = Distributed(None)
+    assert isinstance(serial.comm, SerialComm) and serial.serial
+    with pytest.raises(ZeroDivisionError):           # one process: the original exception
+        serial.agree(lambda: 1 / 0)
+    with pytest.raises(ValueError, match="mpi4py communicator"):
+        Distributed(object())
