@@ -231,4 +231,5 @@ def collective_error(failures, local_error=None):
         exc = CollectiveError(text)
     if local_error is not None:
         exc.__cause__ = local_error
+    exc.collective = True        # raised alike on every rank (the CLI prints it once)
     return exc

@@ -22,6 +22,7 @@ import numpy as np
 from .admm import ConvergenceError, ConvergenceWarning
 from .datasets import load_pendigits
 from .estimators import KernelLADRegression, KernelLogisticRegression, KernelRidge, KernelSVC
+from .io.files import read_rows
 from .persistence import load
 
 _LOSSES = {"hinge": KernelSVC, "logistic": KernelLogisticRegression, "squared": KernelRidge,
@@ -30,44 +31,26 @@ _KERNEL_NAMES = ("gaussian", "rbf", "laplacian", "matern", "polynomial", "exp_se
                  "linear")
 
 
-# ---- input files ----
+# ---- processes ----
 
-def read_data(path, *, part, n_features=None, zero_based=False):
-    """(X, y) from a LIBSVM/svmlight file (plain or gzip) or an `.npz` file.
-
-    part: "train" or "test", which arrays of an npz file without `X`/`y` to read
-    (`X_train`/`y_train` or `X_test`/`y_test`).  n_features: the number of columns of a
-    LIBSVM file (default: its largest index).  y is None for an npz file without labels.
-    """
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"no such file: {path}")
-    if str(path).endswith(".npz"):
-        return _read_npz(path, part)
-    from .io import load_svmlight
-    X, y = load_svmlight(path, n_features=n_features, zero_based=zero_based)
-    return X, _integral_labels(y)
-
-
-def _integral_labels(y):
-    """LIBSVM labels are read as floats; integral ones become int64 (so predictions print as
-    `3`, not `3.0`, as LIBSVM's do)."""
-    if y.size and np.all(y == np.round(y)) and np.abs(y).max() < 2**53:
-        return y.astype(np.int64)
-    return y
-
-
-def _read_npz(path, part):
+def world():
+    """The `Distributed` of this run: MPI.COMM_WORLD when launched by mpiexec with more than
+    one rank (detected from the launcher's environment, so a plain run never loads MPI),
+    else one process."""
+    from ._distributed import Distributed
+    size = next((int(os.environ[name]) for name in _LAUNCHER_SIZE if name in os.environ), 1)
+    if size <= 1:
+        return Distributed(None)
     try:
-        arrays = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: not a readable .npz file ({exc})") from None
-    with arrays:
-        names = set(arrays.files)
-        x_name, y_name = ("X", "y") if "X" in names else (f"X_{part}", f"y_{part}")
-        if x_name not in names:
-            raise ValueError(f"{path}: no array 'X' or '{x_name}' (arrays: "
-                             f"{', '.join(sorted(names)) or 'none'})")
-        return arrays[x_name], (arrays[y_name] if y_name in names else None)
+        from mpi4py import MPI
+    except ImportError:
+        raise ValueError(f"launched by mpiexec with {size} ranks, but mpi4py is not "
+                         f"installed: pip install 'skylite[mpi]'") from None
+    return Distributed(MPI.COMM_WORLD)
+
+
+# Environment variables by which MPI launchers announce the number of ranks.
+_LAUNCHER_SIZE = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "PMIX_SIZE")
 
 
 def _parse_bytes(text):
@@ -84,40 +67,45 @@ def _parse_bytes(text):
 
 # ---- train ----
 
-def train(args):
-    _check_writable(args.model)
+def train(args, dist):
+    """Under mpiexec every rank reads its share of the rows and trains with the others;
+    rank 0 prints and writes the model."""
+    say = print if dist.is_root else (lambda *a, **k: None)
+    dist.agree(lambda: _check_writable(args.model) if dist.is_root else None)
     start = time.perf_counter()
-    X, y = read_data(args.train, part="train", n_features=args.input_features,
-                     zero_based=args.zero_based)
+    X, y = read_rows(args.train, part="train", n_features=args.input_features,
+                     zero_based=args.zero_based, dist=dist)
     if y is None:
         raise ValueError(f"{args.train}: no labels (y) to train on")
     X_val = y_val = None
     if args.val:
-        X_val, y_val = read_data(args.val, part="test", n_features=X.shape[1],
-                                 zero_based=args.zero_based)
+        X_val, y_val = read_rows(args.val, part="test", n_features=X.shape[1],
+                                 zero_based=args.zero_based, dist=dist)
         if y_val is None:
             raise ValueError(f"{args.val}: no labels (y) to validate with")
-    model = _make_model(args)
-    kind = "classes" if model._is_classifier() else "targets"
-    n_labels = len(np.unique(y)) if model._is_classifier() else (y.shape[1] if y.ndim > 1
-                                                                  else 1)
-    print(f"{args.train}: {X.shape[0]} rows, {X.shape[1]} features"
-          f"{' (sparse)' if hasattr(X, 'tocsr') else ''}, {n_labels} {kind}; "
-          f"read in {time.perf_counter() - start:.1f}s")
+    model = _make_model(args, dist)
+    n_rows = int(dist.allreduce_sum(np.array([X.shape[0]], dtype=np.float64))[0])
+    classes = len(dist.label_union(y)) if model._is_classifier() else None
+    ranks = f" over {dist.size} ranks" if dist.size > 1 else ""
+    say(f"{args.train}: {n_rows} rows{ranks}, {X.shape[1]} features"
+        f"{' (sparse)' if hasattr(X, 'tocsr') else ''}"
+        f"{f', {classes} classes' if classes else ''}; read in "
+        f"{time.perf_counter() - start:.1f}s")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)      # reported in the summary
         model.fit(X, y, X_val=X_val, y_val=y_val)
     seconds = time.perf_counter() - start
     last = model.history_[-1]
     status = "converged" if model.converged_ else f"stopped at --iters {args.iters}"
-    print(f"trained {type(model).__name__}: {model.n_iter_} iterations ({status}), "
-          f"objective {last['objective']:.6e}, {seconds:.1f}s total")
+    say(f"trained {type(model).__name__}: {model.n_iter_} iterations ({status}), "
+        f"objective {last['objective']:.6e}, {seconds:.1f}s total")
     metric = "accuracy" if model._is_classifier() else "R^2"
-    print(f"training {metric}: {_format_score(model.score(X, y), metric)}")
+    say(f"training {metric}: {_format_score(model.score(X, y), metric)}")    # global
     if X_val is not None:
-        print(f"validation {metric}: {_format_score(model.score(X_val, y_val), metric)}")
-    model.save(args.model)
-    print(f"model written to {args.model} ({os.path.getsize(args.model) / 2**10:.0f} KiB)")
+        say(f"validation {metric}: {_format_score(model.score(X_val, y_val), metric)}")
+    if dist.is_root:
+        model.save(args.model)
+        say(f"model written to {args.model} ({os.path.getsize(args.model) / 2**10:.0f} KiB)")
     return 0
 
 
@@ -130,7 +118,7 @@ def _check_writable(path):
         raise PermissionError(f"cannot write the model to {path}")
 
 
-def _make_model(args):
+def _make_model(args, dist):
     cls = _LOSSES[args.loss]
     kernel_params = {name: getattr(args, name) for name in
                      ("sigma", "gamma", "degree", "coef0", "nu", "length_scale", "beta")
@@ -140,6 +128,7 @@ def _make_model(args):
                rho=args.rho, max_iter=args.iters, tol=args.tol, n_threads=args.threads,
                memory_budget=args.memory_budget, precision=args.precision,
                random_state=args.seed, verbose=not args.quiet,
+               comm=None if dist.serial else dist.comm,
                classification=True if args.loss in ("hinge", "logistic") else
                (args.classification or None), **kernel_params)
 
@@ -150,9 +139,12 @@ def _format_score(value, metric):
 
 # ---- predict ----
 
-def predict(args):
+def predict(args, dist):
+    if not dist.serial:
+        raise ValueError("predict runs in one process (predictions are row by row); "
+                         "run it without mpiexec")
     model = load(args.model)
-    X, y = read_data(args.test, part="test", n_features=model.n_features_in_,
+    X, y = read_rows(args.test, part="test", n_features=model.n_features_in_,
                      zero_based=args.zero_based)
     if args.threads is not None:
         model.set_params(n_threads=args.threads)
@@ -178,7 +170,7 @@ def predict(args):
 
 # ---- demo ----
 
-def demo(args):
+def demo(args, dist):
     X_train, y_train, X_test, y_test = load_pendigits()
     X_train, X_test = X_train / 100.0, X_test / 100.0   # features are integers 0..100
     print(f"pendigits: {len(X_train)} train / {len(X_test)} test rows, "
@@ -300,11 +292,16 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
+    dist = None
     try:
-        return args.run(args)
-    except (ValueError, TypeError, OSError, ConvergenceError) as exc:
-        # bad files, data or option values: one line, no traceback
-        print(f"skylite {args.command}: error: {exc}", file=sys.stderr)
+        dist = world()
+        return args.run(args, dist)
+    except (ValueError, TypeError, OSError, ConvergenceError, RuntimeError) as exc:
+        # bad files, data or option values: one line, no traceback; an error every rank
+        # raised alike is printed by rank 0 only
+        if dist is None or dist.is_root or not getattr(exc, "collective", False):
+            where = f"[rank {dist.rank}] " if dist is not None and not dist.serial else ""
+            print(f"skylite {args.command}: {where}error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"skylite {args.command}: interrupted", file=sys.stderr)

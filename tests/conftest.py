@@ -1,4 +1,6 @@
 """Shared fixtures: small real datasets."""
+import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -32,3 +34,18 @@ def pendigits():
 def digits_small(pendigits):
     """300 pendigits rows scaled to [0, 1]: a small real dense input."""
     return pendigits[0][:300].astype(np.float64) / 100.0
+
+
+def find_mpiexec():
+    """The mpiexec beside the interpreter (the venv's, from the mpich wheel) or on PATH."""
+    beside = Path(sys.executable).parent / "mpiexec"
+    return str(beside) if beside.exists() else shutil.which("mpiexec")
+
+
+@pytest.fixture(scope="session")
+def mpiexec():
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install '.[test]')")
+    path = find_mpiexec()
+    if path is None:
+        pytest.skip("no mpiexec beside the interpreter or on PATH (pip install mpich)")
+    return path

@@ -8,7 +8,6 @@ import json
 import os
 import pickle
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,20 +25,6 @@ from skylite.sketch import GaussianRFF
 SCRIPT = Path(__file__).parent / "mpi" / "mpi_checks.py"
 TIMEOUT = 90
 pytestmark = pytest.mark.filterwarnings("ignore:BlockADMM stopped at max_iter")
-
-
-def find_mpiexec():
-    beside = Path(sys.executable).parent / "mpiexec"
-    return str(beside) if beside.exists() else shutil.which("mpiexec")
-
-
-@pytest.fixture(scope="module")
-def mpiexec():
-    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install '.[test]')")
-    path = find_mpiexec()
-    if path is None:
-        pytest.skip("no mpiexec beside the interpreter or on PATH (pip install mpich)")
-    return path
 
 
 def launch(mpiexec, mode, *args, expect_ok=True):
