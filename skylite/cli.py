@@ -128,7 +128,8 @@ def _make_model(args, dist):
                rho=args.rho, max_iter=args.iters, tol=args.tol, n_threads=args.threads,
                memory_budget=args.memory_budget, precision=args.precision,
                random_state=args.seed, verbose=not args.quiet,
-               comm=None if dist.serial else dist.comm,
+               comm=None if dist.serial else dist.comm, checkpoint=args.checkpoint,
+               checkpoint_every=args.checkpoint_every,
                classification=True if args.loss in ("hinge", "logistic") else
                (args.classification or None), **kernel_params)
 
@@ -259,6 +260,11 @@ def build_parser():
     g.add_argument("--precision", default="float64", choices=("float64", "float32"),
                    help="precision of the feature transform")
     g.add_argument("--seed", type=int, default=0, help="random seed of the feature map")
+    g.add_argument("--checkpoint", metavar="FILE",
+                   help="save the full ADMM state here every --checkpoint-every iterations; "
+                        "if FILE exists, training resumes from it (removed when done)")
+    g.add_argument("--checkpoint-every", dest="checkpoint_every", type=_positive(int),
+                   default=10, metavar="N")
     p.add_argument("--input-features", dest="input_features", type=_positive(int),
                    help="columns of a LIBSVM file (default: its largest index)")
     p.add_argument("--zero-based", dest="zero_based", action="store_true",

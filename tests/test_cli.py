@@ -113,3 +113,28 @@ def test_malformed_libsvm_file_names_the_line(tmp_path, capsys):
     assert main(["train", str(path), "-m", str(tmp_path / "m.sky")]) == 1
     err = capsys.readouterr().err
     assert "line 2" in err and "abc" in err and len(err.strip().splitlines()) == 1
+
+
+def test_killed_training_resumes_from_its_checkpoint(pendigits_npz, tmp_path):
+    import signal
+    import time
+    options = ["--sigma", "0.6", "--features", "256", "--alpha", "1e-5", "--tol", "1e-12",
+               "--iters", "400", "--threads", "1", "-q"]
+    full = tmp_path / "full.sky"
+    assert main(["train", str(pendigits_npz), "-m", str(full), *options]) == 0
+    checkpoint = tmp_path / "state.ckpt"
+    command = [sys.executable, "-m", "skylite", "train", str(pendigits_npz), "-m",
+               str(tmp_path / "resumed.sky"), "--checkpoint", str(checkpoint),
+               "--checkpoint-every", "20", *options]
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not checkpoint.exists() and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    first.send_signal(signal.SIGKILL)
+    assert first.wait(timeout=30) == -signal.SIGKILL, "training ended before it was killed"
+    assert checkpoint.exists()
+    second = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr
+    assert not checkpoint.exists()                       # removed when training ends
+    resumed, uninterrupted = skylite.load(tmp_path / "resumed.sky"), skylite.load(full)
+    np.testing.assert_array_equal(resumed.coef_, uninterrupted.coef_)
