@@ -295,6 +295,19 @@ cdef inline void fail(ParseError *err, int code, Py_ssize_t lineno, Py_ssize_t o
     err.extra = extra
 
 
+cdef inline Py_ssize_t append_feature(int64_t *indices, double *values, Py_ssize_t nnz,
+                                      int64_t idx, double v, int64_t *prev,
+                                      bint *in_order) noexcept nogil:
+    """Store the pair idx:v at position nnz (returns nnz + 1); a row whose indices stop
+    increasing is marked for sorting."""
+    if idx <= prev[0]:
+        in_order[0] = False
+    prev[0] = idx
+    indices[nnz] = idx
+    values[nnz] = v
+    return nnz + 1
+
+
 cdef int parse_buffer(const char *buf, Py_ssize_t n, double *labels, int64_t *indptr,
                       int64_t *indices, double *values, Py_ssize_t *n_rows_out,
                       int64_t *min_out, int64_t *max_out, ParseError *err) noexcept nogil:
@@ -359,12 +372,7 @@ cdef int parse_buffer(const char *buf, Py_ssize_t n, double *labels, int64_t *in
                 q += 1
                 c = parse_double_prefix(buf + q, end - q, &v)
                 if c > 0 and (q + c == end or is_space(buf[q + c])):
-                    if idx <= prev:
-                        in_order = False
-                    prev = idx
-                    indices[nnz] = idx
-                    values[nnz] = v
-                    nnz += 1
+                    nnz = append_feature(indices, values, nnz, idx, v, &prev, &in_order)
                     p = q + c
                     first_feature = False
                     continue
@@ -402,12 +410,7 @@ cdef int parse_buffer(const char *buf, Py_ssize_t n, double *labels, int64_t *in
                 fail(err, E_NONFINITE_VALUE if rc == NUM_NONFINITE else E_BAD_VALUE,
                      lineno, tok, p - tok, 0)
                 return -1
-            if idx <= prev:
-                in_order = False
-            prev = idx
-            indices[nnz] = idx
-            values[nnz] = v
-            nnz += 1
+            nnz = append_feature(indices, values, nnz, idx, v, &prev, &in_order)
         if not in_order:
             sort_pairs(indices + row_start, values + row_start, nnz - row_start)
             for j in range(row_start + 1, nnz):
