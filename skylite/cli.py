@@ -83,6 +83,8 @@ def train(args, dist):
                                  zero_based=args.zero_based, dist=dist)
         if y_val is None:
             raise ValueError(f"{args.val}: no labels (y) to validate with")
+    if args.threads is None and not dist.serial:     # share the node's cores among its ranks
+        args.threads = max(1, (os.cpu_count() or 1) // dist.ranks_on_node())
     model = _make_model(args, dist)
     n_rows = int(dist.allreduce_sum(np.array([X.shape[0]], dtype=np.float64))[0])
     classes = len(dist.label_union(y)) if model._is_classifier() else None
@@ -253,7 +255,9 @@ def build_parser():
     g.add_argument("--iters", type=_positive(int), default=500, help="max ADMM iterations")
     g.add_argument("--tol", type=_positive(float), default=1e-3, help="residual tolerance")
     g.add_argument("--rho", type=_positive(float), default=1.0, help="initial ADMM rho")
-    g.add_argument("--threads", type=_positive(int), help="threads (default: all cores)")
+    g.add_argument("--threads", type=_positive(int),
+                   help="threads per process (default: all cores, shared by the MPI ranks "
+                        "of a node)")
     g.add_argument("--memory-budget", dest="memory_budget", type=_parse_bytes,
                    help="bytes for caching feature blocks, e.g. 0, 512M, 4G "
                         "(default: half the free memory)")
