@@ -81,9 +81,11 @@ def test_errors_are_one_line_and_nonzero(argv, message, tmp_path, pendigits_npz,
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
 
 
-def test_console_script_bad_option_exits_2_without_traceback():
+def test_console_script_bad_option_exits_2_without_traceback(tmp_path):
+    # cwd away from the checkout: `python -m skylite` must find the installed package
     run = subprocess.run([sys.executable, "-m", "skylite", "train", "x.svm", "-m", "m",
-                          "--kernel", "nope"], capture_output=True, text=True, timeout=60)
+                          "--kernel", "nope"], capture_output=True, text=True, timeout=60,
+                         cwd=tmp_path)
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and "invalid choice: 'nope'" in run.stderr
 
@@ -126,14 +128,16 @@ def test_killed_training_resumes_from_its_checkpoint(pendigits_npz, tmp_path):
     command = [sys.executable, "-m", "skylite", "train", str(pendigits_npz), "-m",
                str(tmp_path / "resumed.sky"), "--checkpoint", str(checkpoint),
                "--checkpoint-every", "20", *options]
-    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             cwd=tmp_path)
     deadline = time.monotonic() + 60
     while not checkpoint.exists() and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
     first.send_signal(signal.SIGKILL)
     assert first.wait(timeout=30) == -signal.SIGKILL, "training ended before it was killed"
     assert checkpoint.exists()
-    second = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    second = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                            cwd=tmp_path)
     assert second.returncode == 0, second.stderr
     assert not checkpoint.exists()                       # removed when training ends
     resumed, uninterrupted = skylite.load(tmp_path / "resumed.sky"), skylite.load(full)

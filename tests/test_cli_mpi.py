@@ -16,9 +16,12 @@ READ_ROWS = Path(__file__).parent / "mpi" / "read_rows_check.py"
 TIMEOUT = 120
 
 
-def run(command):
+def run(command, cwd):
+    """Run with a timeout, from `cwd` (away from the checkout, so that `python -m skylite`
+    finds the installed package, not the source tree)."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    return subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, env=env,
+                          cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +35,7 @@ def libsvm_file(tmp_path_factory, pendigits):
 def test_ranks_read_disjoint_shares_that_make_the_whole_file(mpiexec, libsvm_file, tmp_path):
     path, _, _ = libsvm_file
     proc = run([mpiexec, "-n", "2", sys.executable, str(READ_ROWS), str(path),
-                str(tmp_path / "part")])
+                str(tmp_path / "part")], tmp_path)
     assert proc.returncode == 0, proc.stderr
     parts = [np.load(tmp_path / f"part.rank{r}.npz") for r in range(2)]
     X, y = load_svmlight(path, zero_based=False)
@@ -50,10 +53,10 @@ def test_mpiexec_train_reaches_the_serial_model(mpiexec, libsvm_file, tmp_path):
     options = ["--loss", "squared", "--sigma", "0.6", "--features", "128", "--alpha", "1e-4",
                "--tol", "1e-9", "--iters", "3000", "--threads", "1", "-q"]
     serial = run([sys.executable, "-m", "skylite", "train", str(path), "-m",
-                  str(tmp_path / "serial.sky"), *options])
+                  str(tmp_path / "serial.sky"), *options], tmp_path)
     assert serial.returncode == 0, serial.stderr
     ranks = run([mpiexec, "-n", "2", sys.executable, "-m", "skylite", "train", str(path),
-                 "-m", str(tmp_path / "ranks.sky"), *options])
+                 "-m", str(tmp_path / "ranks.sky"), *options], tmp_path)
     assert ranks.returncode == 0, ranks.stderr
     assert ranks.stdout.count("trained KernelRidge") == 1          # rank 0 prints
     assert "1000 rows over 2 ranks, 16 features" in ranks.stdout
@@ -70,7 +73,7 @@ def test_a_bad_line_in_one_ranks_share_stops_every_rank(mpiexec, libsvm_file, tm
     bad = tmp_path / "bad.svm"
     bad.write_text("\n".join(lines) + "\n")
     proc = run([mpiexec, "-n", "2", sys.executable, "-m", "skylite", "train", str(bad),
-                "-m", str(tmp_path / "m.sky")])
+                "-m", str(tmp_path / "m.sky")], tmp_path)
     assert proc.returncode != 0
     errors = [line for line in proc.stderr.splitlines() if "error" in line]
     assert len(errors) == 1, proc.stderr                            # printed once, by rank 0
