@@ -71,6 +71,8 @@ def train(args, dist):
     """Under mpiexec every rank reads its share of the rows and trains with the others;
     rank 0 prints and writes the model."""
     say = print if dist.is_root else (lambda *a, **k: None)
+    if args.early_stop and not args.val:
+        raise ValueError("--early-stop needs a validation file (--val FILE)")
     dist.agree(lambda: _check_writable(args.model) if dist.is_root else None)
     start = time.perf_counter()
     X, y = read_rows(args.train, part="train", n_features=args.input_features,
@@ -98,7 +100,9 @@ def train(args, dist):
         model.fit(X, y, X_val=X_val, y_val=y_val)
     seconds = time.perf_counter() - start
     last = model.history_[-1]
-    status = "converged" if model.converged_ else f"stopped at --iters {args.iters}"
+    status = ("converged" if model.converged_ else
+              f"early stop, best validation at iteration {model.best_iteration_}"
+              if model.best_iteration_ < model.n_iter_ else f"stopped at --iters {args.iters}")
     say(f"trained {type(model).__name__}: {model.n_iter_} iterations ({status}), "
         f"objective {last['objective']:.6e}, {seconds:.1f}s total")
     metric = "accuracy" if model._is_classifier() else "R^2"
@@ -131,7 +135,7 @@ def _make_model(args, dist):
                memory_budget=args.memory_budget, precision=args.precision,
                random_state=args.seed, verbose=not args.quiet,
                comm=None if dist.serial else dist.comm, checkpoint=args.checkpoint,
-               checkpoint_every=args.checkpoint_every,
+               checkpoint_every=args.checkpoint_every, n_iter_no_change=args.early_stop,
                classification=True if args.loss in ("hinge", "logistic") else
                (args.classification or None), **kernel_params)
 
@@ -264,6 +268,9 @@ def build_parser():
     g.add_argument("--precision", default="float64", choices=("float64", "float32"),
                    help="precision of the feature transform")
     g.add_argument("--seed", type=int, default=0, help="random seed of the feature map")
+    g.add_argument("--early-stop", dest="early_stop", type=_positive(int), metavar="N",
+                   help="stop when the --val score has not improved for N iterations and "
+                        "keep the best model")
     g.add_argument("--checkpoint", metavar="FILE",
                    help="save the full ADMM state here every --checkpoint-every iterations; "
                         "if FILE exists, training resumes from it (removed when done)")
