@@ -49,11 +49,15 @@ cdef class Loss:
                               int n_threads) noexcept nogil
 
 
-cdef class SquaredLoss(Loss):
+cdef class RealTargetLoss(Loss):
     pass
 
 
-cdef class AbsoluteLoss(Loss):
+cdef class SquaredLoss(RealTargetLoss):
+    pass
+
+
+cdef class AbsoluteLoss(RealTargetLoss):
     pass
 
 

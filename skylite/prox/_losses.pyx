@@ -193,14 +193,12 @@ cdef class Loss:
         return f"{type(self).__name__}({args})"
 
 
-cdef class SquaredLoss(Loss):
-    """Squared loss V(y, o) = 1/2 ||o - y||^2.
+cdef class RealTargetLoss(Loss):
+    """Base of the losses on real targets (SquaredLoss, AbsoluteLoss).
 
-    prox: x = (v + t y) / (1 + t), computed as v/(1+t) + y t/(1+t).
     classification=False: Y is any real n x m target (regression).  classification=True:
     Y must be one-vs-rest +/-1 coded (see `skylite.prox.coding`); the fronts check it.
     """
-    name = "squared"
 
     def __init__(self, classification=False):
         self.classification = bool(classification)
@@ -210,7 +208,17 @@ cdef class SquaredLoss(Loss):
 
     def _check_targets(self, Y, n_threads=1):
         if self.classification:
-            check_plus_minus_one(Y, "SquaredLoss(classification=True)", n_threads)
+            check_plus_minus_one(Y, f"{type(self).__name__}(classification=True)",
+                                 n_threads)
+
+
+cdef class SquaredLoss(RealTargetLoss):
+    """Squared loss V(y, o) = 1/2 ||o - y||^2.
+
+    prox: x = (v + t y) / (1 + t), computed as v/(1+t) + y t/(1+t).
+    Targets: real, or +/-1 coded with classification=True (see RealTargetLoss).
+    """
+    name = "squared"
 
     cdef double value_row(self, const double *o, const double *y, Py_ssize_t m) noexcept nogil:
         cdef double s = 0.0, r
@@ -230,24 +238,14 @@ cdef class SquaredLoss(Loss):
         return 0
 
 
-cdef class AbsoluteLoss(Loss):
+cdef class AbsoluteLoss(RealTargetLoss):
     """Least absolute deviations (LAD, L1) loss V(y, o) = ||o - y||_1.
 
     prox, per coordinate: x = y + soft_threshold(v - y, t), i.e. v - t if v - y > t,
     v + t if v - y < -t, and y otherwise.
-    classification=True makes the fronts check one-vs-rest +/-1 coded Y (as SquaredLoss).
+    Targets: real, or +/-1 coded with classification=True (see RealTargetLoss).
     """
     name = "lad"
-
-    def __init__(self, classification=False):
-        self.classification = bool(classification)
-
-    def get_params(self):
-        return {"classification": bool(self.classification)}
-
-    def _check_targets(self, Y, n_threads=1):
-        if self.classification:
-            check_plus_minus_one(Y, "AbsoluteLoss(classification=True)", n_threads)
 
     cdef double value_row(self, const double *o, const double *y, Py_ssize_t m) noexcept nogil:
         cdef double s = 0.0
