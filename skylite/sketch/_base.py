@@ -136,6 +136,37 @@ class FeatureMap(Params):
         return map_from_dict(state, expected=cls)
 
 
+class BandwidthFeatureMap(FeatureMap):
+    """Base of the maps of a kernel with one bandwidth sigma (GaussianRFF, LaplacianRFF,
+    Fastfood); subclasses only build their native operator.
+
+    Parameters
+    ----------
+    n_features : int
+        s, the number of random features (columns of Z).
+    sigma : float > 0
+        Bandwidth.
+    n_blocks : int
+        C, the number of column blocks (1 <= C <= s).
+    random_state : int, numpy generator or None
+        The seed; block j's parameters depend on (seed, j) only.
+
+    Attributes (after fit)
+    ----------------------
+    n_features_in_ : int, seed_ : int, transform_op_ : BlockTransform
+    """
+
+    def __init__(self, n_features=1024, sigma=1.0, n_blocks=1, random_state=0):
+        self.n_features = n_features
+        self.sigma = sigma
+        self.n_blocks = n_blocks
+        self.random_state = random_state
+
+    def _check_params(self):
+        self._check_common_params()
+        check_positive(self.sigma, "sigma")
+
+
 _REGISTRY = {}
 
 

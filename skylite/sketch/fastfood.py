@@ -24,43 +24,18 @@ chunks V (the last truncated) into V_j and, as for GaussianRFF,
 so E[z_j(x) . z_j(x')] ~= k(x, x').  All random parameters of block j (B, Pi, G, S, b: about
 4 s_j + 4 d' numbers, see skylite.sketch._fastfood) come from (seed, j) alone.
 """
-from .._validation import check_positive
-from ._base import FeatureMap, register
+from ._base import BandwidthFeatureMap, register
 from ._fastfood import FastfoodTransform
 
 
 @register
-class Fastfood(FeatureMap):
+class Fastfood(BandwidthFeatureMap):
     """Fastfood random features of the Gaussian kernel exp(-||x - x'||^2 / (2 sigma^2)).
 
     Same kernel and same distribution of feature norms as GaussianRFF, computed with fast
     Walsh-Hadamard transforms: O(s log d) per row instead of O(s d).
-
-    Parameters
-    ----------
-    n_features : int
-        s, the number of random features (columns of Z).
-    sigma : float > 0
-        Bandwidth.
-    n_blocks : int
-        C, the number of column blocks (1 <= C <= s).
-    random_state : int, numpy generator or None
-        The seed; block j's parameters depend on (seed, j) only.
-
-    Attributes (after fit)
-    ----------------------
-    n_features_in_ : int, seed_ : int, transform_op_ : BlockTransform
+    Parameters n_features, sigma, n_blocks, random_state: see BandwidthFeatureMap.
     """
-
-    def __init__(self, n_features=1024, sigma=1.0, n_blocks=1, random_state=0):
-        self.n_features = n_features
-        self.sigma = sigma
-        self.n_blocks = n_blocks
-        self.random_state = random_state
-
-    def _check_params(self):
-        self._check_common_params()
-        check_positive(self.sigma, "sigma")
 
     def _make_transform_op(self, d, offsets, seed):
         return FastfoodTransform(d, offsets, seed, float(self.sigma))

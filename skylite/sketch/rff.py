@@ -9,63 +9,29 @@ Cost: one GEMM, n x d times d x s_j, per block (O(nnz s_j) for CSR rows), plus a
 vectorized cosine.
 """
 from .._validation import check_positive
-from ._base import FeatureMap, register
+from ._base import BandwidthFeatureMap, FeatureMap, register
 from ._projection import ProjectionTransform, Spectrum
 
 
 @register
-class GaussianRFF(FeatureMap):
+class GaussianRFF(BandwidthFeatureMap):
     """Random Fourier features of the Gaussian kernel exp(-||x - x'||^2 / (2 sigma^2)).
 
     w ~ N(0, I / sigma^2).  (scikit-learn's RBFSampler(gamma) is sigma = 1 / sqrt(2 gamma).)
-
-    Parameters
-    ----------
-    n_features : int
-        s, the number of random features (columns of Z).
-    sigma : float > 0
-        Bandwidth.
-    n_blocks : int
-        C, the number of column blocks (1 <= C <= s).
-    random_state : int, numpy generator or None
-        The seed; block j's parameters depend on (seed, j) only.
-
-    Attributes (after fit)
-    ----------------------
-    n_features_in_ : int, seed_ : int, transform_op_ : BlockTransform
+    Parameters n_features, sigma, n_blocks, random_state: see BandwidthFeatureMap.
     """
-
-    def __init__(self, n_features=1024, sigma=1.0, n_blocks=1, random_state=0):
-        self.n_features = n_features
-        self.sigma = sigma
-        self.n_blocks = n_blocks
-        self.random_state = random_state
-
-    def _check_params(self):
-        self._check_common_params()
-        check_positive(self.sigma, "sigma")
 
     def _make_transform_op(self, d, offsets, seed):
         return ProjectionTransform(d, offsets, seed, Spectrum.GAUSSIAN, 1.0 / self.sigma)
 
 
 @register
-class LaplacianRFF(FeatureMap):
+class LaplacianRFF(BandwidthFeatureMap):
     """Random Fourier features of the Laplacian kernel exp(-||x - x'||_1 / sigma).
 
     The kernel is a product over coordinates of exp(-|t| / sigma), whose spectral density
     is Cauchy: w_k ~ Cauchy(0, 1 / sigma) independently.  Parameters as GaussianRFF.
     """
-
-    def __init__(self, n_features=1024, sigma=1.0, n_blocks=1, random_state=0):
-        self.n_features = n_features
-        self.sigma = sigma
-        self.n_blocks = n_blocks
-        self.random_state = random_state
-
-    def _check_params(self):
-        self._check_common_params()
-        check_positive(self.sigma, "sigma")
 
     def _make_transform_op(self, d, offsets, seed):
         return ProjectionTransform(d, offsets, seed, Spectrum.CAUCHY, 1.0 / self.sigma)
