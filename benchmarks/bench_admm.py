@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _memory import peak_rss
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist.npz"
 
@@ -41,13 +42,10 @@ def run(X, y, s, C, threads, budget, iters, precision="float64"):
 def peak_rss_child(rows, s, C, iters):
     """Runs in a fresh process: train, then report peak RSS and the paper's estimate.
 
-    Peak RSS is VmHWM of /proc/self/status: getrusage's ru_maxrss would include the parent's
-    high-water mark, which survives fork + exec."""
+    Peak RSS is VmHWM (benchmarks/_memory.py), this process's own high-water mark."""
     X, y = load(rows)
     model, per_iter = run(X, y, s, C, None, 0, iters)
-    with open("/proc/self/status") as f:
-        hwm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
-    print(json.dumps({"peak_rss": hwm,
+    print(json.dumps({"peak_rss": peak_rss(),
                       "estimate": model.memory_estimate_, "per_iter": per_iter,
                       "data": X.nbytes}))
 

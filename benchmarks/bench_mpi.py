@@ -29,6 +29,7 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+from _memory import peak_rss, status_bytes
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist.npz"
 
@@ -56,7 +57,7 @@ def child(rows, features, iters):
     from skylite import KernelSVC
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
-    baseline = _status("VmRSS:")            # interpreter, numpy, scipy, mpi4py, skylite
+    baseline = status_bytes("VmRSS:")      # interpreter, numpy, scipy, mpi4py, skylite
     bounds = np.linspace(0, rows, size + 1).round().astype(int)
     X = read_npz_rows(DATA, "X_train", bounds[rank], bounds[rank + 1]).astype(np.float64)
     y = read_npz_rows(DATA, "y_train", bounds[rank], bounds[rank + 1])
@@ -69,7 +70,7 @@ def child(rows, features, iters):
         warnings.simplefilter("ignore")
         model.fit(X, y)
     fit_seconds = time.perf_counter() - start
-    hwm = _status("VmHWM:")
+    hwm = peak_rss()
     later = model.history_[1:]
     report = {"fit": fit_seconds,
               "per_iter": float(np.mean([r["seconds"] for r in later])),
@@ -109,13 +110,6 @@ def machine_parallelism():
              for _ in range(2)]
     pair = max(parse(p.communicate()[0]) for p in procs)
     return 2 * solo / pair
-
-
-def _status(field):
-    """A memory field of /proc/self/status in bytes (VmHWM: peak RSS of this process only;
-    getrusage would include the parent's high-water mark)."""
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field))
 
 
 def launch(ranks, rows, features, iters):

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _memory import peak_rss
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 SIGMA = 6.0
@@ -40,12 +41,6 @@ def mnist(rows):
     with np.load(DATA / "mnist.npz") as z:
         return (z["X_train"][:rows].astype(np.float64), z["y_train"][:rows],
                 z["X_test"].astype(np.float64), z["y_test"])
-
-
-def peak_rss():
-    """VmHWM of this process (ru_maxrss would include the parent's high-water mark)."""
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
 
 
 # ---- contenders (each runs in its own child process) ----
