@@ -136,8 +136,7 @@ def _make_model(args, dist):
                random_state=args.seed, verbose=not args.quiet,
                comm=None if dist.serial else dist.comm, checkpoint=args.checkpoint,
                checkpoint_every=args.checkpoint_every, n_iter_no_change=args.early_stop,
-               classification=True if args.loss in ("hinge", "logistic") else
-               (args.classification or None), **kernel_params)
+               classification=args.classification or None, **kernel_params)
 
 
 def _format_score(value, metric):
