@@ -5,31 +5,27 @@ One file per rank, so no rank ever reads or sends another rank's rows:
     serial / one rank:   <path>
     P > 1 ranks:         <path>.rank<r>-of-<P>
 
-Each file is a numpy .npz archive (float64 arrays, no pickle) holding
-
-    W, mu, Wbar                           s x m   (identical on every rank)
-    O_i, Obar_i, nu_i, Dbar_i             n_i x m for each local row block i
-    Wp_i, mu_p_i, U_i                     s x m   for each local row block i
-    meta                                  a JSON string: format, the iteration count, rho,
-                                          the history so far, and what a resume must match:
-                                          n, d, s, m, R, P, rank, this rank's row range and
-                                          row blocks, the feature map (type, parameters,
-                                          seed), alpha, loss, regularizer, precision and a
-                                          checksum of this rank's X and Y.
+Each file is a numpy .npz archive (no pickle) holding the named float64 arrays of the run's
+state (`skylite.admm.iteration.State.arrays()`: W, mu, Wbar and every local row block's
+O, Obar, nu, Dbar, W', mu', U; plus Anderson acceleration's memory when it is on) and
+`meta`, a JSON string: format, the iteration count, rho, the history so far, and what a
+resume must match: n, d, s, m, R, P, rank, this rank's row range and row blocks, the
+feature map (type, parameters, seed), alpha, loss, regularizer, precision, relaxation,
+acceleration and a checksum of this rank's X and Y.
 
 Atomicity: the archive is written to `<file>.tmp` and moved over `<file>` with os.replace,
 so a run killed while writing leaves the previous checkpoint intact.  The graph-projection
 factors are not stored: they are rebuilt (deterministically) on the first sweep after a
 resume.  A resumed run repeats the uninterrupted run's arithmetic exactly (same state, same
-rho, same iteration counter for rho adaptation), so it reaches the same model bitwise.
+rho, same accelerator memory, same iteration counter for rho adaptation), so it reaches the
+same model bitwise.
 """
 import json
 import os
 
 import numpy as np
 
-FORMAT = 1
-_BLOCK_ARRAYS = ("O", "Obar", "nu", "Dbar", "Wp", "mu_p", "U")
+FORMAT = 2
 # metadata that may legitimately differ between the interrupted and the resumed run
 _PROGRESS = ("iteration", "rho", "history")
 
@@ -47,13 +43,10 @@ def data_checksum(X, Y):
     return [float(values.sum()), float(np.vdot(values, values)), float(Y.sum())]
 
 
-def save_checkpoint(filename, meta, shared, blocks):
-    """Write one rank's state atomically.  shared: dict of s x m arrays; blocks: one dict of
-    arrays per local row block; meta: JSON-able dict."""
-    arrays = {name: np.asarray(value) for name, value in shared.items()}
-    for i, block in enumerate(blocks):
-        for name in _BLOCK_ARRAYS:
-            arrays[f"{name}_{i}"] = np.asarray(block[name])
+def save_checkpoint(filename, meta, arrays):
+    """Write one rank's state atomically: `arrays`, a dict of named arrays, and `meta`, a
+    JSON-able dict."""
+    arrays = {name: np.asarray(value) for name, value in arrays.items()}
     arrays["meta"] = np.array(json.dumps(dict(meta, format=FORMAT)))
     tmp = filename + ".tmp"
     with open(tmp, "wb") as f:
@@ -65,7 +58,7 @@ def save_checkpoint(filename, meta, shared, blocks):
 
 def load_checkpoint(filename, expected):
     """Read one rank's checkpoint; raise ValueError if its identifying metadata differs
-    from `expected` (the current run's).  Returns (meta, shared arrays, block arrays)."""
+    from `expected` (the current run's).  Returns (meta, dict of named arrays)."""
     try:
         with np.load(filename, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
@@ -82,10 +75,7 @@ def load_checkpoint(filename, expected):
                             for k in different[:4])
         raise ValueError(f"checkpoint {filename} does not match this run ({details}); "
                          f"delete it or use another checkpoint path")
-    shared = {name: data[name] for name in ("W", "mu", "Wbar")}
-    blocks = [{name: data[f"{name}_{i}"] for name in _BLOCK_ARRAYS}
-              for i in range(meta["R_local"])]
-    return meta, shared, blocks
+    return meta, data
 
 
 def remove_checkpoint(filename):

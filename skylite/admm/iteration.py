@@ -1,0 +1,256 @@
+"""One BlockADMM iteration: the state, the update rules, the residuals and rho balancing.
+
+This file is the algorithm of docs/engine.md; `skylite.admm.blockadmm.BlockADMM` drives it
+(settings, MPI, faults, callbacks, history, checkpoints).  Shapes: s features, m outputs,
+C column blocks, R row blocks over all ranks, n rows over all ranks, n_i in row block i.
+
+Per iteration, with the relaxation a in (0, 2) (a = 1: plain ADMM):
+
+    1. O_i   <- prox_{(1/rho) l_i}(Obar_i - nu_i)               l_i = (1/n) sum_{rows of i} V
+    2. W     <- prox_{(alpha/rho) r}(Wbar - mu)
+    3. sweep over the column blocks j of each row block i (native, parallel):
+         W'_ij <- (Z^T Z + I)^-1 [Wbar_j - mu'_ij + U_ij + Z^T (Dbar_i/(C+1) + nu_i)]
+         S_i   <- sum_j Z_ij W'_ij                               (= Z_i W'_i)
+         U_ij  <- a Z^T Z W'_ij + (1 - a)(U_ij + Z^T Dbar_i/(C+1))
+    4. exchange of the outputs (relaxed: O^ = a O + (1 - a) Obar):
+         D_i    <- a (O_i - S_i)
+         Obar_i <- O^_i - D_i/(C+1) ;  nu_i <- nu_i + D_i/(C+1) ;  Dbar_i <- D_i
+    5. consensus of the weights (relaxed: W'^ = a W' + (1 - a) Wbar, W^ likewise):
+         Wbar  <- (sum_i W'^_i + W^) / (R + 1)                   (a sum over every rank)
+    6. consensus duals, against the new Wbar:
+         mu'_i <- mu'_i + W'^_i - Wbar ;  mu <- mu + W^ - Wbar
+
+Everything runs on the preconditioned Z~ = c Z, W~ = W / c with c^2 = 1/(alpha n) (the
+sweep's `scale`); the model is coef_ = c W.  The loss prox step is t = 1/rho (rho relative
+to the loss scale 1/n).  The prox calls go straight to the nogil kernels of skylite.prox:
+the targets are validated once, at setup, and the iterates are checked for non-finite values
+after every sweep.
+"""
+import time
+
+import numpy as np
+
+from ._prox_kernels import loss_prox, loss_value, regularizer_prox, regularizer_value
+
+
+class ConvergenceError(FloatingPointError):
+    """ADMM produced non-finite values: the model is not returned."""
+
+
+class RowBlockState:
+    """Row block i's share of the state: O, Obar, nu, Dbar (n_i x m) and W' (`Wp`), mu'
+    (`mu_p`), U (s x m).  Obar, nu, Dbar, mu', U are views into the state's flat vector of
+    fixed-point variables."""
+
+    def __init__(self, flat, n_i, s, m):
+        self.O = np.zeros((n_i, m))
+        self.Wp = np.zeros((s, m))
+        views = _views(flat, [(n_i, m)] * 3 + [(s, m)] * 2)
+        self.Obar, self.nu, self.Dbar, self.mu_p, self.U = views
+
+
+class State:
+    """The whole ADMM state of this process: W, mu, Wbar (s x m) and one RowBlockState per
+    local row block.
+
+    The variables the next iteration reads (its fixed point: Wbar, mu, and Obar, nu, Dbar,
+    mu', U of every row block) live in two flat float64 vectors, `shared` (identical on
+    every rank) and `local` (this rank's row blocks), which Anderson acceleration treats as
+    one vector.  W, O and W' are outputs of an iteration, kept for the residuals and the
+    model.  `arrays()` / `load()` are the whole state by name, for checkpoints.
+    """
+
+    SHARED = ("W", "mu", "Wbar")
+    PER_BLOCK = ("O", "Obar", "nu", "Dbar", "Wp", "mu_p", "U")
+
+    def __init__(self, s, m, block_rows):
+        self.shared = np.zeros(2 * s * m)
+        self.Wbar, self.mu = _views(self.shared, [(s, m)] * 2)
+        self.W = np.zeros((s, m))
+        sizes = [3 * n_i * m + 2 * s * m for n_i in block_rows]
+        self.local = np.zeros(sum(sizes))
+        bounds = np.cumsum([0] + sizes)
+        self.blocks = [RowBlockState(self.local[a:b], n_i, s, m)
+                       for a, b, n_i in zip(bounds[:-1], bounds[1:], block_rows)]
+
+    def arrays(self):
+        """Every state array by name: W, mu, Wbar and O_i, Obar_i, ... for block i."""
+        named = {name: getattr(self, name) for name in self.SHARED}
+        for i, rb in enumerate(self.blocks):
+            named.update({f"{name}_{i}": getattr(rb, name) for name in self.PER_BLOCK})
+        return named
+
+    def load(self, arrays):
+        """Copy arrays (as from `arrays()`) into the state, in place."""
+        for name, target in self.arrays().items():
+            if name not in arrays or np.shape(arrays[name]) != target.shape:
+                raise ValueError(f"state array {name} is missing or has the wrong shape")
+            target[...] = arrays[name]
+
+    def rescale_duals(self, factor):
+        """Scaled duals after rho <- rho * factor: mu, mu', nu divided by factor."""
+        self.mu /= factor
+        for rb in self.blocks:
+            rb.mu_p /= factor
+            rb.nu /= factor
+
+
+class RowData:
+    """Row block i's data: rows X_i, coded targets Y_i (n_i x m) and its ColumnBlocks
+    (factors and caches of Z_i1..Z_iC)."""
+
+    def __init__(self, X, Y, columns):
+        self.X, self.Y, self.columns = X, Y, columns
+
+
+class StepInfo:
+    """What an iteration leaves for the residuals and the record: the consensus variables
+    before it (Wbar_prev, Obar_prev), the local models' outputs S_i = Z_i W'_i, the sum of
+    this rank's raw W'_i, and the seconds spent in the prox operators."""
+
+    def __init__(self, Wbar_prev, Obar_prev):
+        self.Wbar_prev, self.Obar_prev = Wbar_prev, Obar_prev
+        self.S, self.Wp_sum, self.prox_seconds = [], None, 0.0
+
+
+class Iteration:
+    """The update rules (module docstring) for one problem.
+
+    Parameters
+    ----------
+    loss, regularizer : skylite.prox Loss / Regularizer objects
+    alpha : float >= 0, the regularization weight
+    scale : float, c (see the module docstring)
+    n_rows : int, n over every rank (the loss scale 1/n)
+    n_column_blocks : int, C
+    relaxation : float in (0, 2), a
+    n_threads : int
+    """
+
+    def __init__(self, loss, regularizer, alpha, scale, n_rows, n_column_blocks, relaxation,
+                 n_threads):
+        self.loss, self.regularizer = loss, regularizer
+        self.alpha, self.scale, self.n = alpha, scale, n_rows
+        self.C, self.relaxation, self.n_threads = n_column_blocks, relaxation, n_threads
+        self.unconverged_rows = 0     # rows whose iterative (logistic) prox hit its cap
+
+    def step(self, state, rows, rho, consensus):
+        """One iteration on `state` (updated in place) for this rank's row blocks `rows`.
+
+        consensus(local_sum, W_hat) -> Wbar: the mean (sum_i W'^_i + W^) / (R + 1) over
+        every rank's row blocks, given this rank's sum of relaxed W'^_i.
+        """
+        a, C, nt = self.relaxation, self.C, self.n_threads
+        info = StepInfo(state.Wbar.copy(), [rb.Obar.copy() for rb in state.blocks])
+        tick = time.perf_counter()
+        # 1. the loss prox of every row block
+        for rb, data in zip(state.blocks, rows):
+            self.unconverged_rows += loss_prox(self.loss, rb.Obar - rb.nu, data.Y, 1.0 / rho,
+                                               rb.O, nt)
+        # 2. the regularizer prox, exact through c: prox_{t r(c.)}(v) = prox_{t c^2 r}(c v)/c
+        if self.alpha > 0:
+            c = self.scale
+            regularizer_prox(self.regularizer, c * (state.Wbar - state.mu),
+                             self.alpha * self.n * c * c / rho, state.W, nt)
+            state.W /= c
+        else:
+            np.subtract(state.Wbar, state.mu, out=state.W)
+        info.prox_seconds = time.perf_counter() - tick
+        # 3. the graph projection: the sweep over the column blocks of every row block
+        for rb, data in zip(state.blocks, rows):
+            B = rb.Dbar / (C + 1) + rb.nu
+            if a != 1.0:
+                B = np.hstack([B, rb.Dbar / (C + 1)])
+            S = np.empty_like(rb.O)
+            if data.columns.sweep(state.Wbar, rb.mu_p, rb.U, rb.Wp, B, S, a, nt):
+                raise ConvergenceError("graph-projection factorization failed: the feature "
+                                       "block has non-finite values")
+            if not (np.isfinite(rb.Wp).all() and np.isfinite(S).all()):
+                raise ConvergenceError("ADMM produced non-finite values; the features or "
+                                       f"rho={rho:g} may be badly scaled")
+            info.S.append(S)
+        # 4. the exchange of the outputs: O = S + D is shared out over the C + 1 copies
+        for rb, S, Obar_prev in zip(state.blocks, info.S, info.Obar_prev):
+            D = a * (rb.O - S)
+            rb.Obar[...] = a * rb.O + (1.0 - a) * Obar_prev - D / (C + 1)
+            rb.nu += D / (C + 1)
+            rb.Dbar[...] = D
+        # 5. the consensus of the weights (every rank's row blocks)
+        relaxed = lambda V: V if a == 1.0 else a * V + (1.0 - a) * info.Wbar_prev
+        Wp_hat = [relaxed(rb.Wp) for rb in state.blocks]
+        W_hat = relaxed(state.W)
+        state.Wbar[...] = consensus(np.ascontiguousarray(sum(Wp_hat)), W_hat)
+        # 6. the consensus duals, against the new Wbar
+        for rb, Wp in zip(state.blocks, Wp_hat):
+            rb.mu_p += Wp - state.Wbar
+        state.mu += W_hat - state.Wbar
+        return info
+
+    def local_sums(self, state, rows, info):
+        """This rank's partial sums for the residuals and the objective, in the order of
+        `SUMS` (terms in W, Wbar and mu alone, the same on every rank, are added by
+        `residuals` after the sums are reduced over the ranks)."""
+        sq = lambda A: float(np.vdot(A, A))
+        blocks = list(zip(state.blocks, rows, info.S, info.Obar_prev))
+        return np.array([
+            sum(sq(rb.Wp - state.Wbar) + sq(rb.O - rb.Obar) for rb, *_ in blocks),
+            sum(sq(rb.Obar - prev) for rb, _, _, prev in blocks),
+            sum(sq(rb.Wp) + sq(rb.O) for rb, *_ in blocks),
+            sum(sq(rb.Obar) for rb, *_ in blocks),
+            sum(sq(rb.mu_p) + sq(rb.nu) for rb, *_ in blocks),
+            sum(loss_value(self.loss, S, data.Y, self.n_threads)
+                for _, data, S, _ in blocks),
+        ])
+
+    SUMS = ("primal", "dual", "norm_x", "norm_z", "norm_dual", "loss")
+
+    def objective(self, total, state):
+        """F read off the iteration: the loss at the local models Z_i W'_i (from the reduced
+        sums) and the regularizer at the consensus; both equal F(coef_) at convergence."""
+        value = total[self.SUMS.index("loss")] / self.n
+        if self.alpha > 0:
+            value += self.alpha * regularizer_value(self.regularizer,
+                                                    self.scale * state.Wbar, self.n_threads)
+        return value
+
+
+def residuals(state, info, total, rho, tol, R, n):
+    """Primal and dual residuals (Boyd et al. 2011, 3.3) and their tolerances, from the
+    reduced sums `total` (Iteration.SUMS) and the shared W, Wbar, mu:
+
+        primal = sqrt( sum_i ||W'_i - Wbar||^2 + ||W - Wbar||^2 + sum_i ||O_i - Obar_i||^2 )
+        dual   = rho sqrt( (R + 1) ||Wbar - Wbar_prev||^2 + sum_i ||Obar_i - Obar_i,prev||^2 )
+
+    The run has converged when primal <= tol * (norm of the primal iterates) and dual <= tol
+    * rho * (norm of the scaled duals), each plus an absolute floor of 1e-12 sqrt(size).
+    Returns (primal, dual, eps_primal, eps_dual)."""
+    primal_sum, dual_sum, norm_x, norm_z, norm_dual, _ = total[:len(Iteration.SUMS)]
+    sq = lambda A: float(np.vdot(A, A))
+    primal = np.sqrt(primal_sum + sq(state.W - state.Wbar))
+    dual = rho * np.sqrt((R + 1) * sq(state.Wbar - info.Wbar_prev) + dual_sum)
+    floor = 1e-12 * np.sqrt((R + 1) * state.Wbar.size + n * state.Wbar.shape[1])
+    scale_primal = max(np.sqrt(norm_x + sq(state.W)), np.sqrt((R + 1) * sq(state.Wbar) + norm_z))
+    scale_dual = rho * np.sqrt(sq(state.mu) + norm_dual)
+    return primal, dual, tol * scale_primal + floor, tol * scale_dual + floor
+
+
+def balanced_rho(rho, primal_ratio, dual_ratio, mu=5.0, clip=100.0):
+    """Residual balancing (Boyd et al. 2011, 3.4.1) on residuals relative to their
+    tolerances, as OSQP does: rho * sqrt(primal_ratio / dual_ratio), clipped to a factor
+    of `clip`, when one ratio exceeds the other by more than `mu`; else rho unchanged.
+    The caller rescales the scaled duals by rho_old / rho_new (State.rescale_duals)."""
+    if primal_ratio == 0 or dual_ratio == 0:
+        return rho
+    if not (primal_ratio > mu * dual_ratio or dual_ratio > mu * primal_ratio):
+        return rho
+    return rho * float(np.clip(np.sqrt(primal_ratio / dual_ratio), 1 / clip, clip))
+
+
+def _views(flat, shapes):
+    """Consecutive C-contiguous views of `shapes` into the flat vector."""
+    views, start = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape))
+        views.append(flat[start:start + size].reshape(shape))
+        start += size
+    return views
