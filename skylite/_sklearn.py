@@ -4,6 +4,8 @@ scikit-learn is not a dependency of skylite: `__sklearn_tags__` is called by sci
 itself (`check_estimator`, `clone`, `Pipeline`, `GridSearchCV`, `is_classifier`), so importing
 it there costs nothing for users who never load it.
 """
+import importlib
+import sys
 
 
 def estimator_tags(classifier):
@@ -24,10 +26,8 @@ def estimator_tags(classifier):
 def _sklearn_class(module, name):
     """scikit-learn's class if scikit-learn is already imported (only then can a caller be
     catching it), else None."""
-    import sys
     if "sklearn" not in sys.modules:
         return None
-    import importlib
     return getattr(importlib.import_module(module), name)
 
 
