@@ -87,7 +87,7 @@ class Distributed:
     def _sum_op(self):
         if isinstance(self.comm, SerialComm):
             return None
-        from mpi4py import MPI      # only here: a serial run never loads MPI
+        from mpi4py import MPI      # an optional dependency, loaded only under MPI
         return MPI.SUM
 
     # ---- buffer collectives (float64 numpy arrays) ----
@@ -125,7 +125,7 @@ class Distributed:
         """How many ranks of this communicator share this node's memory (collective)."""
         if self.serial:
             return 1
-        from mpi4py import MPI
+        from mpi4py import MPI      # an optional dependency, loaded only under MPI
         node = self.comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
         try:
             return node.Get_size()

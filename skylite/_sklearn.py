@@ -11,6 +11,7 @@ import sys
 def estimator_tags(classifier):
     """`sklearn.utils.Tags` for a skylite kernel machine: dense or CSR input without NaN,
     targets required; classifiers are multi-class, regressors multi-output."""
+    # scikit-learn is optional: imported only when scikit-learn itself asks for the tags
     from sklearn.utils import ClassifierTags, InputTags, RegressorTags, Tags, TargetTags
 
     return Tags(

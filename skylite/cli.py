@@ -37,7 +37,7 @@ def world():
     if size <= 1:
         return Distributed(None)
     try:
-        from mpi4py import MPI
+        from mpi4py import MPI      # optional: only a run launched by mpiexec loads MPI
     except ImportError:
         raise ValueError(f"launched by mpiexec with {size} ranks, but mpi4py is not "
                          f"installed: pip install 'skylite[mpi]'") from None
