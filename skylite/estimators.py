@@ -73,7 +73,8 @@ class KernelMachine(Params):
         1 / sqrt(2 gamma)).  For "gaussian"/"laplacian" without sigma or gamma, sigma is set
         from the data: sqrt(d * Var(X) / 2) (scikit-learn's gamma="scale").
     classification : bool or None
-        Whether y holds class labels; None means True for hinge/logistic, False otherwise.
+        Whether y holds class labels; None: the loss's own kind (`loss.classification`:
+        True for hinge/logistic, False for squared/lad).
     method : str or None
         The kernel's feature-map method (e.g. "fastfood" for the Gaussian kernel).
     rho, max_iter, tol, adapt_rho : ADMM controls (see skylite.admm.BlockADMM).
@@ -114,8 +115,9 @@ class KernelMachine(Params):
     ----------
     coef_ : (s, m) weights.  feature_map_ : the fitted map.  classes_ : labels
     (classification).  validation_indices_ : the rows of X (of this rank's X under `comm`)
-    held out by `early_stopping` (sorted), or None.  n_iter_ : iterations run.  best_iteration_ : the iteration whose W
-    is coef_ (n_iter_ unless early stopping kept an earlier one).  history_ : one dict per
+    held out by `early_stopping` (sorted), or None.  n_iter_ : iterations run.
+    best_iteration_ : the iteration whose W is coef_ (n_iter_ unless early stopping kept an
+    earlier one).  history_ : one dict per
     iteration (objective, primal and dual residuals, rho, validation score, seconds).
     memory_estimate_ : the paper's per-process memory estimate in bytes.
     """
