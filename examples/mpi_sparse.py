@@ -8,7 +8,8 @@ byte ranges of a plain file are read from disk, a gzipped one is decompressed on
 the ranks agree on the number of columns, and a failure on any rank (missing file, malformed
 line) stops every rank with the same error.  The same as
 
-    mpiexec -n 2 skylite train TRAIN -m model.sky --val TEST --kernel linear --alpha 1e-4
+    mpiexec -n 2 skylite train TRAIN -m model.sky --kernel linear --alpha 1e-4
+    skylite predict model.sky TEST                  # the test accuracy, in one process
 """
 import sys
 import time

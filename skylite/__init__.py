@@ -1,8 +1,7 @@
 """skylite: kernel machines at scale with random feature maps and block-splitting ADMM."""
 from . import admm, kernels, prox, sketch
-from .persistence import load
 from .estimators import (KernelLADRegression, KernelLogisticRegression, KernelMachine,
-                         KernelRidge, KernelSVC)
+                         KernelRidge, KernelSVC, load)
 
 __version__ = "0.1.0"
 __all__ = ["KernelMachine", "KernelSVC", "KernelLogisticRegression", "KernelRidge",

@@ -1,10 +1,11 @@
-"""Communicator plumbing for training over MPI ranks (DESIGN.md sections 3 and 4).
+"""Communicator plumbing for training over MPI ranks (docs/engine.md, docs/mpi.md).
 
 Every rank holds its own rows; the engine and the estimators talk to the other ranks only
 through `Distributed`, a thin wrapper around an mpi4py communicator.  `Distributed(None)`
 wraps `SerialComm`, a null communicator of size 1 with the same few buffer methods, so the
 engine has one code path: with one process every collective is a copy, and a communicator of
-size 1 (e.g. `MPI.COMM_SELF`) gives bitwise the same result as `comm=None`.
+size 1 (e.g. `MPI.COMM_SELF`) gives bitwise the same result as `comm=None`.  The estimators'
+statistics (skylite._global_stats) go through it the same way.
 
 Messages per ADMM iteration (s features, m outputs, P ranks; see docs/mpi.md):
 
@@ -54,12 +55,6 @@ class SerialComm:
     def allgather(self, obj):
         return [obj]
 
-    def bcast(self, obj, root=0):
-        return obj
-
-    def Barrier(self):
-        pass
-
 
 class CollectiveError(RuntimeError):
     """Raised on every rank when a rank failed with an exception that cannot be rebuilt."""
@@ -92,7 +87,7 @@ class Distributed:
     def _sum_op(self):
         if isinstance(self.comm, SerialComm):
             return None
-        from mpi4py import MPI
+        from mpi4py import MPI      # an optional dependency, loaded only under MPI
         return MPI.SUM
 
     # ---- buffer collectives (float64 numpy arrays) ----
@@ -130,7 +125,7 @@ class Distributed:
         """How many ranks of this communicator share this node's memory (collective)."""
         if self.serial:
             return 1
-        from mpi4py import MPI
+        from mpi4py import MPI      # an optional dependency, loaded only under MPI
         node = self.comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
         try:
             return node.Get_size()

@@ -4,11 +4,14 @@ scikit-learn is not a dependency of skylite: `__sklearn_tags__` is called by sci
 itself (`check_estimator`, `clone`, `Pipeline`, `GridSearchCV`, `is_classifier`), so importing
 it there costs nothing for users who never load it.
 """
+import importlib
+import sys
 
 
 def estimator_tags(classifier):
     """`sklearn.utils.Tags` for a skylite kernel machine: dense or CSR input without NaN,
     targets required; classifiers are multi-class, regressors multi-output."""
+    # scikit-learn is optional: imported only when scikit-learn itself asks for the tags
     from sklearn.utils import ClassifierTags, InputTags, RegressorTags, Tags, TargetTags
 
     return Tags(
@@ -24,10 +27,8 @@ def estimator_tags(classifier):
 def _sklearn_class(module, name):
     """scikit-learn's class if scikit-learn is already imported (only then can a caller be
     catching it), else None."""
-    import sys
     if "sklearn" not in sys.modules:
         return None
-    import importlib
     return getattr(importlib.import_module(module), name)
 
 

@@ -1,6 +1,7 @@
 """The `skylite` command line.
 
-    skylite train TRAIN -m MODEL [--val FILE] [--kernel K] [--sigma S] [--loss L] [--reg R]
+    skylite train TRAIN -m MODEL [--val FILE] [--early-stop [--validation-fraction F]
+                  [--n-iter-no-change N]] [--kernel K] [--sigma S] [--loss L] [--reg R]
                   [--alpha A] [--features S] [--blocks C] [--iters N] [--threads T] [--seed N]
     skylite predict MODEL TEST [--output FILE] [--decision-values]
     skylite demo
@@ -19,16 +20,11 @@ import warnings
 
 import numpy as np
 
+from ._distributed import Distributed
 from .admm import ConvergenceError, ConvergenceWarning
 from .datasets import load_pendigits
-from .estimators import KernelLADRegression, KernelLogisticRegression, KernelRidge, KernelSVC
+from .estimators import KERNEL_NAMES, PRESETS, KernelSVC, load
 from .io.files import read_rows
-from .persistence import load
-
-_LOSSES = {"hinge": KernelSVC, "logistic": KernelLogisticRegression, "squared": KernelRidge,
-           "lad": KernelLADRegression}
-_KERNEL_NAMES = ("gaussian", "rbf", "laplacian", "matern", "polynomial", "exp_semigroup",
-                 "linear")
 
 
 # ---- processes ----
@@ -37,12 +33,11 @@ def world():
     """The `Distributed` of this run: MPI.COMM_WORLD when launched by mpiexec with more than
     one rank (detected from the launcher's environment, so a plain run never loads MPI),
     else one process."""
-    from ._distributed import Distributed
     size = next((int(os.environ[name]) for name in _LAUNCHER_SIZE if name in os.environ), 1)
     if size <= 1:
         return Distributed(None)
     try:
-        from mpi4py import MPI
+        from mpi4py import MPI      # optional: only a run launched by mpiexec loads MPI
     except ImportError:
         raise ValueError(f"launched by mpiexec with {size} ranks, but mpi4py is not "
                          f"installed: pip install 'skylite[mpi]'") from None
@@ -71,8 +66,6 @@ def train(args, dist):
     """Under mpiexec every rank reads its share of the rows and trains with the others;
     rank 0 prints and writes the model."""
     say = print if dist.is_root else (lambda *a, **k: None)
-    if args.early_stop and not args.val:
-        raise ValueError("--early-stop needs a validation file (--val FILE)")
     dist.agree(lambda: _check_writable(args.model) if dist.is_root else None)
     start = time.perf_counter()
     X, y = read_rows(args.train, part="train", n_features=args.input_features,
@@ -89,7 +82,7 @@ def train(args, dist):
         args.threads = max(1, (os.cpu_count() or 1) // dist.ranks_on_node())
     model = _make_model(args, dist)
     n_rows = int(dist.allreduce_sum(np.array([X.shape[0]], dtype=np.float64))[0])
-    classes = len(dist.label_union(y)) if model._is_classifier() else None
+    classes = len(dist.label_union(y)) if model.is_classifier else None
     ranks = f" over {dist.size} ranks" if dist.size > 1 else ""
     say(f"{args.train}: {n_rows} rows{ranks}, {X.shape[1]} features"
         f"{' (sparse)' if hasattr(X, 'tocsr') else ''}"
@@ -103,9 +96,13 @@ def train(args, dist):
     status = ("converged" if model.converged_ else
               f"early stop, best validation at iteration {model.best_iteration_}"
               if model.best_iteration_ < model.n_iter_ else f"stopped at --iters {args.iters}")
+    if model.validation_indices_ is not None:
+        held = int(dist.allreduce_sum([len(model.validation_indices_)])[0])
+        say(f"validation: {held} training rows held out (--validation-fraction "
+            f"{args.validation_fraction})")
     say(f"trained {type(model).__name__}: {model.n_iter_} iterations ({status}), "
         f"objective {last['objective']:.6e}, {seconds:.1f}s total")
-    metric = "accuracy" if model._is_classifier() else "R^2"
+    metric = "accuracy" if model.is_classifier else "R^2"
     say(f"training {metric}: {_format_score(model.score(X, y), metric)}")    # global
     if X_val is not None:
         say(f"validation {metric}: {_format_score(model.score(X_val, y_val), metric)}")
@@ -125,7 +122,7 @@ def _check_writable(path):
 
 
 def _make_model(args, dist):
-    cls = _LOSSES[args.loss]
+    cls = PRESETS[args.loss]
     kernel_params = {name: getattr(args, name) for name in
                      ("sigma", "gamma", "degree", "coef0", "nu", "length_scale", "beta")
                      if getattr(args, name) is not None}
@@ -135,7 +132,9 @@ def _make_model(args, dist):
                memory_budget=args.memory_budget, precision=args.precision,
                random_state=args.seed, verbose=not args.quiet,
                comm=None if dist.serial else dist.comm, checkpoint=args.checkpoint,
-               checkpoint_every=args.checkpoint_every, n_iter_no_change=args.early_stop,
+               checkpoint_every=args.checkpoint_every, early_stopping=args.early_stop,
+               validation_fraction=args.validation_fraction,
+               n_iter_no_change=args.n_iter_no_change if args.early_stop else None,
                classification=args.classification or None, **kernel_params)
 
 
@@ -155,7 +154,7 @@ def predict(args, dist):
     if args.threads is not None:
         model.set_params(n_threads=args.threads)
     if args.decision_values:
-        values = model.decision_function(X) if model._is_classifier() else model.predict(X)
+        values = model.decision_function(X) if model.is_classifier else model.predict(X)
         lines = [" ".join(f"{v:.10g}" for v in np.atleast_1d(row)) for row in values]
     else:
         lines = [str(label) for label in model.predict(X)]
@@ -167,7 +166,7 @@ def predict(args, dist):
         sys.stdout.write("\n".join(lines) + "\n")
         summary = sys.stderr        # keep stdout to the predictions
     if y is not None:
-        metric = "accuracy" if model._is_classifier() else "R^2"
+        metric = "accuracy" if model.is_classifier else "R^2"
         score = model.score(X, y)
         detail = (f" ({int(round(score * len(y)))}/{len(y)})" if metric == "accuracy" else "")
         print(f"{args.test}: {metric} {_format_score(score, metric)}{detail}", file=summary)
@@ -214,6 +213,13 @@ def _positive(kind):
     return parse
 
 
+def _fraction(text):
+    value = _positive(float)(text)
+    if not value < 1:
+        raise argparse.ArgumentTypeError(f"must be < 1, got {text}")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line error (no usage block) and exit status 2."""
 
@@ -230,9 +236,10 @@ def build_parser():
                                         "features and write the model to MODEL.")
     p.add_argument("train", metavar="TRAIN", help="training data (LIBSVM text, .gz, or .npz)")
     p.add_argument("-m", "--model", required=True, help="where to write the model")
-    p.add_argument("--val", metavar="FILE", help="validation data, scored every iteration")
+    p.add_argument("--val", metavar="FILE",
+                   help="validation data, scored every iteration (and used by --early-stop)")
     g = p.add_argument_group("model")
-    g.add_argument("--kernel", default="gaussian", choices=_KERNEL_NAMES)
+    g.add_argument("--kernel", default="gaussian", choices=KERNEL_NAMES)
     g.add_argument("--sigma", type=_positive(float),
                    help="bandwidth (gaussian, laplacian); default sqrt(d Var(X) / 2)")
     g.add_argument("--gamma", type=_positive(float),
@@ -243,7 +250,7 @@ def build_parser():
     g.add_argument("--length-scale", dest="length_scale", type=_positive(float),
                    help="matern length scale")
     g.add_argument("--beta", type=_positive(float), help="exp_semigroup parameter")
-    g.add_argument("--loss", default="hinge", choices=sorted(_LOSSES),
+    g.add_argument("--loss", default="hinge", choices=sorted(PRESETS),
                    help="hinge, logistic (classification), squared, lad (regression)")
     g.add_argument("--classification", action="store_true",
                    help="with squared or lad: y holds class labels (one-vs-rest)")
@@ -267,9 +274,16 @@ def build_parser():
     g.add_argument("--precision", default="float64", choices=("float64", "float32"),
                    help="precision of the feature transform")
     g.add_argument("--seed", type=int, default=0, help="random seed of the feature map")
-    g.add_argument("--early-stop", dest="early_stop", type=_positive(int), metavar="N",
-                   help="stop when the --val score has not improved for N iterations and "
-                        "keep the best model")
+    g.add_argument("--early-stop", dest="early_stop", action="store_true",
+                   help="stop when the validation score (--val, else --validation-fraction "
+                        "of the training rows) has not improved for --n-iter-no-change "
+                        "iterations and keep the best model")
+    g.add_argument("--validation-fraction", dest="validation_fraction",
+                   type=_fraction, default=0.1, metavar="F",
+                   help="with --early-stop and no --val: the share of the training rows "
+                        "held out for validation (stratified by class)")
+    g.add_argument("--n-iter-no-change", dest="n_iter_no_change", type=_positive(int),
+                   default=10, metavar="N", help="with --early-stop: patience in iterations")
     g.add_argument("--checkpoint", metavar="FILE",
                    help="save the full ADMM state here every --checkpoint-every iterations; "
                         "if FILE exists, training resumes from it (removed when done)")

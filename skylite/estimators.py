@@ -14,20 +14,21 @@ also never forms an n x s array.
 """
 import numbers
 import warnings
+from copy import deepcopy
 
 import numpy as np
 
+from . import _global_stats as stats
 from . import kernels as kernels_module
+from . import persistence
 from ._distributed import Distributed
-from ._global_stats import (CollectiveValidation, distributed, global_objective,
-                            global_scale_sigma, global_score, labels_1d)
 from ._params import Params
+from ._sklearn import data_conversion_warning, estimator_tags, not_fitted_error
 from ._threads import resolve_threads
-from ._sklearn import data_conversion_warning, not_fitted_error
-from ._validation import as_real_array, check_positive, check_rows
+from ._validation import as_real_array, check_positive, check_rows, resolve_seed
 from .admm import BlockADMM
 from .prox import get_loss, get_regularizer
-from .prox.coding import code_labels, decode_decision, softmax
+from .prox.coding import code_labels, decision_values, decode_decision, softmax
 from .sketch import FeatureMap
 
 # Rows per chunk when outputs are computed block by block (memory: rows x max s_j).
@@ -42,6 +43,8 @@ _KERNELS = {
     "exp_semigroup": (kernels_module.ExpSemigroup, ("beta",)),
     "linear": (kernels_module.Linear, ()),
 }
+#: the kernel names `KernelMachine(kernel=...)` accepts
+KERNEL_NAMES = tuple(_KERNELS)
 
 
 class KernelMachine(Params):
@@ -70,7 +73,8 @@ class KernelMachine(Params):
         1 / sqrt(2 gamma)).  For "gaussian"/"laplacian" without sigma or gamma, sigma is set
         from the data: sqrt(d * Var(X) / 2) (scikit-learn's gamma="scale").
     classification : bool or None
-        Whether y holds class labels; None means True for hinge/logistic, False otherwise.
+        Whether y holds class labels; None: the loss's own kind (`loss.classification`:
+        True for hinge/logistic, False for squared/lad).
     method : str or None
         The kernel's feature-map method (e.g. "fastfood" for the Gaussian kernel).
     rho, max_iter, tol, adapt_rho : ADMM controls (see skylite.admm.BlockADMM).
@@ -81,12 +85,24 @@ class KernelMachine(Params):
     random_state : int, numpy generator or None.
     verbose : bool, one line per iteration.
     callback : callable(iteration, record, W) -> bool or None; True stops training.
-    n_iter_no_change : int or None
-        Early stopping on the validation set of `fit(X_val=, y_val=)`: stop when its score
-        has not improved for this many iterations, and keep the W of the best iteration
-        (`best_iteration_`).  Test accuracy often peaks well before the residuals meet
-        `tol` (MNIST: after 20-30 of 222 iterations).  A run resumed from a checkpoint
-        tracks the best score from the resumed iteration on.
+    early_stopping : bool, default False
+        Hold out `validation_fraction` of the training rows as a validation set (when `fit`
+        is not given X_val, y_val): a random split seeded by `random_state` (and the rank,
+        under `comm`), stratified by class for classifiers.  The held-out rows take no part
+        in the fit, not even in the default sigma; `validation_indices_` lists them.
+    validation_fraction : float in (0, 1), default 0.1
+        The share of the training rows (of each class, rounded) held out by
+        `early_stopping`.  A split that leaves a class without a training row or holds out
+        no row raises ValueError.
+    n_iter_no_change : int or None, default 10
+        With a validation set (X_val, y_val given to `fit`, or the `early_stopping` split),
+        its score (accuracy or R^2) is computed every iteration (`history_`); training stops
+        after `n_iter_no_change` iterations without a better score and `coef_` is the W of
+        the best iteration (`best_iteration_`).  None only records the scores.  Without a
+        validation set it is not used.  The validation score usually peaks before the
+        residuals meet `tol`, so early stopping saves iterations; the best iteration
+        depends on the data, alpha and sigma.  A run resumed from a checkpoint tracks the
+        best score from the resumed iteration on.
     comm : mpi4py communicator or None.  Under it every rank calls `fit` with its own rows:
         the fitted model, `objective` and `score` are global and identical on every rank
         (sigma, classes and scores computed collectively); `predict` stays row-wise and
@@ -98,8 +114,10 @@ class KernelMachine(Params):
     Attributes
     ----------
     coef_ : (s, m) weights.  feature_map_ : the fitted map.  classes_ : labels
-    (classification).  n_iter_ : iterations run.  best_iteration_ : the iteration whose W
-    is coef_ (n_iter_ unless early stopping kept an earlier one).  history_ : one dict per
+    (classification).  validation_indices_ : the rows of X (of this rank's X under `comm`)
+    held out by `early_stopping` (sorted), or None.  n_iter_ : iterations run.
+    best_iteration_ : the iteration whose W is coef_ (n_iter_ unless early stopping kept an
+    earlier one).  history_ : one dict per
     iteration (objective, primal and dual residuals, rho, validation score, seconds).
     memory_estimate_ : the paper's per-process memory estimate in bytes.
     """
@@ -111,8 +129,9 @@ class KernelMachine(Params):
                  degree=None, coef0=None, nu=None, length_scale=None, beta=None,
                  classification=None, method=None, rho=1.0, max_iter=500, tol=1e-3,
                  adapt_rho=True, n_threads=None, memory_budget=None, precision="float64",
-                 random_state=0, verbose=False, callback=None, n_iter_no_change=None,
-                 comm=None, checkpoint=None, checkpoint_every=10):
+                 random_state=0, verbose=False, callback=None, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=10, comm=None, checkpoint=None,
+                 checkpoint_every=10):
         self.kernel = kernel
         self.loss = loss
         self.regularizer = regularizer
@@ -139,6 +158,8 @@ class KernelMachine(Params):
         self.random_state = random_state
         self.verbose = verbose
         self.callback = callback
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.comm = comm
         self.checkpoint = checkpoint
@@ -155,30 +176,31 @@ class KernelMachine(Params):
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
 
     def __sklearn_tags__(self):
-        from ._sklearn import estimator_tags
-        return estimator_tags(self._is_classifier())
+        return estimator_tags(self.is_classifier)
+
+    @property
+    def is_classifier(self):
+        """Whether y holds class labels: `classification` if given, else the loss's kind
+        (hinge, logistic: True; squared, lad: False)."""
+        return self._loss_object().classification
 
     @property
     def _estimator_type(self):
         """"classifier" or "regressor" (scikit-learn's pre-1.6 protocol)."""
-        return "classifier" if self._is_classifier() else "regressor"
+        return "classifier" if self.is_classifier else "regressor"
 
     # ---- building blocks ----
 
-    def _loss_object(self):
-        loss = self._default_loss if self.loss is None else self.loss
-        if isinstance(loss, str) and loss.lower() in ("squared", "lad"):
-            return get_loss(loss, classification=self._is_classifier(loss))
-        return get_loss(loss)
+    def _distributed(self):
+        """`comm` wrapped for the collectives (the serial null communicator for None):
+        every statistic of the estimator goes through it, serial or not."""
+        return Distributed(self.comm)
 
-    def _is_classifier(self, loss=None):
-        if self.classification is not None:
-            return bool(self.classification)
-        loss = loss if loss is not None else (self._default_loss if self.loss is None
-                                              else self.loss)
-        name = loss if isinstance(loss, str) else getattr(loss, "name", "")
-        return name.lower() in ("hinge", "logistic") or bool(getattr(loss, "classification",
-                                                                     False))
+    def _loss_object(self):
+        loss = get_loss(self._default_loss if self.loss is None else self.loss)
+        if self.classification is None:
+            return loss
+        return loss.with_classification(self.classification)
 
     def _kernel_object(self, X, dist=None):
         if not isinstance(self.kernel, str):
@@ -198,17 +220,16 @@ class KernelMachine(Params):
                 gamma = check_positive(self.gamma, "gamma")
                 params["sigma"] = 1.0 / np.sqrt(2.0 * gamma)
             elif self.sigma is None:
-                params["sigma"] = (global_scale_sigma(X, dist) if dist is not None
-                                   else _scale_sigma(X))
+                params["sigma"] = stats.scale_sigma(
+                    X, self._distributed() if dist is None else dist)
         return cls(**params)
 
-    def _make_feature_map(self, X, dist=None):
+    def _make_feature_map(self, X, dist):
         if self.feature_map is not None:
             if not isinstance(self.feature_map, FeatureMap):
                 raise ValueError(f"feature_map must be a skylite.sketch map, "
                                  f"got {self.feature_map!r}")
-            from copy import deepcopy
-            return Distributed(self.comm).agree(deepcopy(self.feature_map).fit, X)
+            return dist.agree(deepcopy(self.feature_map).fit, X)
         kernel = self._kernel_object(X, dist)
         check_positive(self.n_features, "n_features", integer=True)
         n_blocks = self.n_blocks
@@ -217,10 +238,10 @@ class KernelMachine(Params):
             n_blocks = min(self.n_features, max(threads, -(-self.n_features // 1024)))
         fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
                                   random_state=self.random_state, method=self.method)
-        return Distributed(self.comm).agree(fmap.fit, X)
+        return dist.agree(fmap.fit, X)
 
     def _code_targets(self, y, loss, classes=None):
-        if self._is_classifier():
+        if loss.classification:
             y = np.asarray(y)
             if y.ndim == 2 and y.shape[1] == 1:
                 warnings.warn("A column-vector y was passed when a 1d array was expected; "
@@ -236,45 +257,89 @@ class KernelMachine(Params):
         self._y_1d = y.ndim == 1
         return np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64), None
 
+    def _patience(self):
+        """n_iter_no_change checked (None or an int > 0), after checking the other early
+        stopping parameters."""
+        if self.early_stopping not in (True, False):
+            raise ValueError(f"early_stopping must be True or False, got "
+                             f"{self.early_stopping!r}")
+        fraction = self.validation_fraction
+        if self.early_stopping and (isinstance(fraction, bool) or
+                                    not isinstance(fraction, numbers.Real) or
+                                    not 0 < fraction < 1):
+            raise ValueError(f"validation_fraction must be a number in (0, 1), got "
+                             f"{fraction!r}")
+        if self.n_iter_no_change is None:
+            return None
+        return check_positive(self.n_iter_no_change, "n_iter_no_change", integer=True)
+
+    def _holdout(self, dist, y, classes):
+        """(fit rows, validation rows) of this rank for `early_stopping`: see
+        `holdout_rows`; the seed is derived from random_state and the rank.  Raises
+        ValueError (on every rank) if a class has no training row on any rank or no rank
+        holds out a row."""
+        groups = (np.zeros(len(y), dtype=np.intp) if classes is None
+                  else np.searchsorted(classes, stats.labels_1d(y)))
+        rng = np.random.default_rng([resolve_seed(self.random_state), dist.rank])
+        fit_rows, val_rows = dist.agree(holdout_rows, groups, self.validation_fraction, rng)
+        n_groups = 1 if classes is None else len(classes)
+        counts = dist.sum_to_all(np.append(np.bincount(groups[fit_rows], minlength=n_groups),
+                                           len(val_rows)))
+        where = f"validation_fraction={self.validation_fraction!r} of the training rows"
+        if counts[-1] == 0:
+            raise ValueError(f"{where} holds out no row: raise validation_fraction or pass "
+                             f"X_val, y_val")
+        if (counts[:-1] == 0).any():
+            what = ("no training row" if classes is None else f"no training row of class "
+                    f"{classes[np.flatnonzero(counts[:-1] == 0)[0]].item()!r}")
+            raise ValueError(f"{where} leaves {what}: lower validation_fraction or pass "
+                             f"X_val, y_val")
+        return fit_rows, val_rows
+
     # ---- fitting ----
 
     def fit(self, X, y, *, X_val=None, y_val=None, warm_start=None):
-        """Train on rows X (n x d, dense or CSR) and targets y.
+        """Train on rows X (n x d, dense or CSR) and targets y (n,) or (n, m).
 
-        X_val, y_val: optional validation set scored every iteration (accuracy or R^2,
-        recorded in history_).  warm_start: an (s x m) W to start from (e.g. a previous
-        coef_ with the same feature map).  Returns self.
+        X_val, y_val: a validation set scored every iteration (accuracy or R^2, recorded in
+        history_) and used for early stopping (see `n_iter_no_change`); it takes precedence
+        over the `early_stopping` split.  warm_start: an (s x m) W to start from (e.g. a
+        previous coef_ with the same feature map).  Returns self.
         """
-        dist = Distributed(self.comm)       # every local step below is agreed by all ranks
-        X, y = dist.agree(_check_fit_rows, X, y, type(self).__name__)
+        dist = self._distributed()      # every local step below is agreed by all ranks
+        who = type(self).__name__
+        X, y = dist.agree(_check_fit_rows, X, y, who)
+        if (X_val is None) != (y_val is None):
+            given, missing = ("X_val", "y_val") if y_val is None else ("y_val", "X_val")
+            raise ValueError(f"{given} was given without {missing}: pass both or neither")
+        if X_val is not None:
+            X_val, y_val = dist.agree(_check_fit_rows, X_val, y_val, who, "X_val", "y_val",
+                                      X.shape[1])
+        patience = self._patience()
         loss = self._loss_object()
         regularizer = get_regularizer(self.regularizer)
         for stale in ("classes_", "_y_1d"):       # from an earlier fit of another kind
             self.__dict__.pop(stale, None)
         classes = None
-        if self._is_classifier() and not dist.serial:     # a rank may lack a class
-            classes = dist.label_union(dist.agree(labels_1d, y))
+        if loss.classification:                   # a rank may lack a class
+            classes = dist.label_union(dist.agree(stats.labels_1d, y))
         Y, classes = dist.agree(self._code_targets, y, loss, classes)
         if classes is not None:
             self.classes_ = classes
-        self.feature_map_ = self._make_feature_map(X, None if dist.serial else dist)
+        self.validation_indices_ = None
+        if X_val is None and self.early_stopping:
+            fit_rows, val_rows = self._holdout(dist, y, classes)
+            X_val, y_val = check_rows(X[val_rows]), y[val_rows]
+            X, Y = check_rows(X[fit_rows]), Y[fit_rows]
+            self.validation_indices_ = val_rows
+        self.feature_map_ = self._make_feature_map(X, dist)    # sigma from the fitted rows
         self.n_features_in_ = X.shape[1]
-        validation = None
+        validation, callback, early = None, self.callback, None
         if X_val is not None:
-            X_val_checked = dist.agree(check_rows, X_val, name="X_val", n_features=X.shape[1])
-            validation = lambda W: self._score_with(W, X_val_checked, y_val)
-            if not dist.serial:
-                validation = CollectiveValidation(dist, self._outputs, self._predict_from,
-                                                  X_val_checked, y_val,
-                                                  hasattr(self, "classes_"))
-        callback, early = self.callback, None
-        if self.n_iter_no_change is not None:
-            if X_val is None:
-                raise ValueError("n_iter_no_change (early stopping) needs a validation set: "
-                                 "fit(X, y, X_val=..., y_val=...)")
-            early = _EarlyStopping(check_positive(self.n_iter_no_change, "n_iter_no_change",
-                                                  integer=True), self.callback)
-            callback = early
+            validation = stats.CollectiveValidation(dist, self._outputs, self._predict_from,
+                                                    X_val, y_val, classes is not None)
+            if patience is not None:
+                early = callback = _EarlyStopping(patience, self.callback)
         engine = BlockADMM(self.feature_map_, loss, regularizer, self.alpha, rho=self.rho,
                            max_iter=self.max_iter, tol=self.tol, n_threads=self.n_threads,
                            memory_budget=self.memory_budget, precision=self.precision,
@@ -299,10 +364,8 @@ class KernelMachine(Params):
     def save(self, path):
         """Write the fitted model to `path` (see skylite.persistence); `skylite.load` reads it.
         Under a communicator only rank 0 writes (the model is the same on every rank)."""
-        from .persistence import save
-        if self.comm is not None and self.comm.Get_rank() != 0:
-            return
-        save(self, path)
+        if self._distributed().is_root:
+            persistence.save(self, path)
 
     # ---- evaluation ----
 
@@ -331,19 +394,16 @@ class KernelMachine(Params):
     def decision_function(self):
         """Decision values of a classifier (see `_decision_function`); regressors have no
         decision_function (scikit-learn's convention): use `predict`."""
-        if not self._is_classifier():
+        if not self.is_classifier:
             raise AttributeError(f"{type(self).__name__} is a regressor and has no "
                                  f"decision_function; use predict")
         return self._decision_function
 
     def _decision_function(self, X):
-        """Outputs z(X) W, shape (n, m), or (n,) with one column; for two classes with the
-        logistic loss, the log-odds O[:, 1] - O[:, 0] (n,)."""
+        """Decision values from the outputs z(X) W (n x m): shape (n, m), or (n,) for two
+        classes, positive for classes_[1] (skylite.prox.coding.decision_values)."""
         X = self._check_X(X)
-        O = self._outputs(self.coef_, X)
-        if O.shape[1] == 2 and getattr(self.loss_, "name", None) == "logistic":
-            return O[:, 1] - O[:, 0]
-        return O.ravel() if O.shape[1] == 1 else O
+        return decision_values(self._outputs(self.coef_, X), self.loss_)
 
     def predict(self, X):
         """Class labels (classification) or predicted targets (regression)."""
@@ -355,30 +415,20 @@ class KernelMachine(Params):
             return self.classes_[decode_decision(O)]
         return O.ravel() if getattr(self, "_y_1d", False) else O
 
-    def _score_with(self, W, X, y):
-        prediction = self._predict_from(self._outputs(W, X))
-        return _score(prediction, y, classification=hasattr(self, "classes_"))
-
     def score(self, X, y):
         """Mean accuracy (classification) or the coefficient of determination R^2 (over
         every rank's rows under a communicator)."""
-        dist = distributed(self.comm)
-        if dist is not None:
-            return global_score(dist, dist.agree(self.predict, X), y,
-                                classification=hasattr(self, "classes_"))
-        return _score(self.predict(X), y, classification=hasattr(self, "classes_"))
+        dist = self._distributed()
+        return stats.score(dist, dist.agree(self.predict, X), y,
+                           classification=hasattr(self, "classes_"))
 
     def objective(self, X, y):
         """F(W) = (1/n) sum_i V(y_i, z(x_i)^T W) + alpha r(W) on these rows (on every
         rank's rows, with n the global count, under a communicator)."""
-        dist = distributed(self.comm)
-        if dist is not None:
-            O, Y = dist.agree(self._outputs_and_targets, X, y)
-            return global_objective(dist, self.loss_, O, Y, self.alpha,
-                                    self.regularizer_.value(self.coef_))
-        O, Y = self._outputs_and_targets(X, y)
-        value = self.loss_.value(O, Y) / O.shape[0]
-        return value + self.alpha * self.regularizer_.value(self.coef_)
+        dist = self._distributed()
+        O, Y = dist.agree(self._outputs_and_targets, X, y)
+        return stats.objective(dist, self.loss_, O, Y, self.alpha,
+                               self.regularizer_.value(self.coef_))
 
     def _outputs_and_targets(self, X, y):
         X = self._check_X(X)
@@ -389,25 +439,32 @@ class KernelMachine(Params):
         return self._outputs(self.coef_, X), Y
 
 
-def _check_fit_rows(X, y, who):
+def _check_fit_rows(X, y, who, x_name="X", y_name="y", n_features=None):
     """Validated rows X and y as an array with one entry (or row) per row of X."""
-    X = check_rows(X, min_rows=1)
+    X = check_rows(X, name=x_name, min_rows=1, n_features=n_features, who=who)
     if y is None:
-        raise ValueError(f"{who} requires y to be passed, but the target y is None")
+        raise ValueError(f"{who} requires {y_name} to be passed, but the target {y_name} "
+                         f"is None")
     y = np.asarray(y)
     if y.ndim == 0 or len(y) != X.shape[0]:
-        raise ValueError(f"X has {X.shape[0]} rows but y has shape {y.shape}")
+        raise ValueError(f"{x_name} has {X.shape[0]} rows but {y_name} has shape {y.shape}")
     return X, y
 
 
-def _score(prediction, y, classification):
-    y = np.asarray(y)
-    if classification:
-        return float(np.mean(prediction == y.reshape(prediction.shape)))
-    y = y.astype(np.float64).reshape(prediction.shape)
-    residual = np.sum((y - prediction) ** 2)
-    total = np.sum((y - y.mean(axis=0)) ** 2)
-    return float(1.0 - residual / total) if total > 0 else 0.0
+def holdout_rows(groups, fraction, rng):
+    """Split rows 0..n-1 into (fit rows, validation rows), two sorted index arrays.
+
+    groups: (n,) integer group of each row (the class index for a stratified split, all
+    zeros otherwise).  Of each group's n_c rows, floor(fraction n_c + 1/2) drawn at random
+    by the numpy Generator `rng` are validation rows.
+    """
+    n = len(groups)
+    held = [rng.choice(rows, size=int(np.floor(fraction * len(rows) + 0.5)), replace=False)
+            for rows in (np.flatnonzero(groups == g) for g in np.unique(groups))]
+    val_rows = np.sort(np.concatenate(held)) if held else np.zeros(0, dtype=np.intp)
+    fit = np.ones(n, dtype=bool)
+    fit[val_rows] = False
+    return np.flatnonzero(fit), val_rows
 
 
 class _EarlyStopping:
@@ -435,16 +492,6 @@ def _check_class_labels(y):
     if y.dtype.kind == "f" and np.isfinite(y).all() and (y != np.round(y)).any():
         raise ValueError("Unknown label type: continuous. A classifier needs class labels; "
                          "y holds non-integer floats (use a regressor such as KernelRidge)")
-
-
-def _scale_sigma(X):
-    """scikit-learn's gamma='scale' as a bandwidth: sigma = sqrt(d Var(X) / 2)."""
-    if hasattr(X, "toarray"):
-        mean = np.asarray(X.mean())
-        var = float(np.asarray(X.multiply(X).mean()) - mean**2)
-    else:
-        var = float(X.var())
-    return float(np.sqrt(max(X.shape[1] * var, 1e-12) / 2.0))
 
 
 def _same(a, b):
@@ -477,3 +524,15 @@ class KernelRidge(KernelMachine):
 class KernelLADRegression(KernelMachine):
     """Least-absolute-deviations kernel regression (absolute loss)."""
     _default_loss = "lad"
+
+
+#: the preset of each loss name (`skylite train --loss NAME` builds it)
+PRESETS = {cls._default_loss: cls for cls in (KernelSVC, KernelLogisticRegression,
+                                               KernelRidge, KernelLADRegression)}
+
+
+def load(path):
+    """Read a model written by `KernelMachine.save` (skylite.persistence); raises ValueError
+    for a corrupted or foreign file."""
+    classes = (KernelMachine, *PRESETS.values())
+    return persistence.load(path, {cls.__name__: cls for cls in classes})

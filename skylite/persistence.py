@@ -11,6 +11,9 @@ Layout (all little-endian):
 
 The feature map is rebuilt from its seed (skylite.sketch.map_from_dict), so the file is
 O(s m) whatever the map's parameter count.  Pickling a model also works.
+
+This module knows the file, not the estimator classes: `KernelMachine.save` calls `save`, and
+`skylite.load` (skylite.estimators.load) calls `load` with the classes a file may name.
 """
 import json
 import os
@@ -18,15 +21,15 @@ import struct
 
 import numpy as np
 
+from . import kernels, sketch
+from .prox import get_loss, get_regularizer
+
 MAGIC = b"SKYLITE\x00"
 VERSION = 1
 
 
 def save(model, path):
     """Write the fitted `model` (a skylite.KernelMachine) to `path`."""
-    from .estimators import KernelMachine
-    if not isinstance(model, KernelMachine):
-        raise ValueError(f"save expects a skylite kernel machine, got {type(model).__name__}")
     model._check_fitted()
     params = dict(model.get_params())
     objects = {}
@@ -64,11 +67,11 @@ def save(model, path):
         f.write(np.ascontiguousarray(model.coef_, dtype="<f8").tobytes())
 
 
-def load(path):
-    """Read a model written by `save`; raises ValueError for a corrupted or foreign file."""
-    from . import estimators
-    from .prox import get_loss, get_regularizer
-    from .sketch import map_from_dict
+def load(path, estimators):
+    """Read a model written by `save`; raises ValueError for a corrupted or foreign file.
+
+    estimators: {class name: class} of the estimator classes a file may name.
+    """
     with open(path, "rb") as f:
         data = f.read()
     if data[:8] != MAGIC or len(data) < 16:
@@ -80,9 +83,9 @@ def load(path):
     try:
         header = json.loads(data[16:16 + length].decode("utf-8"))
         s, m = header["coef_shape"]
-        cls = getattr(estimators, header["estimator"])
-        if not (isinstance(cls, type) and issubclass(cls, estimators.KernelMachine)):
-            raise ValueError("unknown estimator")
+        cls = estimators.get(header["estimator"])
+        if cls is None:
+            raise ValueError(f"unknown estimator {header['estimator']!r}")
         body = data[16 + length:]
         if len(body) != 8 * s * m:
             raise ValueError(f"weights have {len(body)} bytes, expected {8 * s * m}")
@@ -90,7 +93,7 @@ def load(path):
         for key, spec in header.get("objects", {}).items():
             params[key] = _rebuild_object(key, spec)
         model = cls(**params)
-        model.feature_map_ = map_from_dict(header["feature_map"])
+        model.feature_map_ = sketch.map_from_dict(header["feature_map"])
         model.loss_ = get_loss(header["loss"]["name"], **header["loss"]["params"])
         model.regularizer_ = get_regularizer(header["regularizer"])
         model.coef_ = np.frombuffer(body, dtype="<f8").reshape(s, m).astype(np.float64)
@@ -117,7 +120,6 @@ def _object_params(obj):
 
 
 def _rebuild_object(key, spec):
-    from . import kernels, sketch
     module = kernels if key == "kernel" else sketch
     cls = getattr(module, spec["type"], None)
     if not isinstance(cls, type):

@@ -83,6 +83,18 @@ def test_unequal_ranks_missing_class_global_score_and_sigma(mpiexec):
         assert 0.5 < r["r2"] < 1
 
 
+def test_each_rank_splits_its_own_rows_and_all_stop_together(mpiexec):
+    results, _ = launch(mpiexec, "early-stopping")
+    r0, r1 = results[0], results[1]
+    for r in (r0, r1):
+        assert r["split_matches_rank_seed"] and r["coef_same"] and r["history_same"]
+        assert 0 < len(r["held"]) < r["n_local"]
+        assert r["n_iter"] == r["best_iteration"] + 5 < 150          # stopped early
+        assert r["best_score"] == r["max_score"] == r["global_score_of_kept_W"]
+    assert r0["n_iter"] == r1["n_iter"] and r0["best_iteration"] == r1["best_iteration"]
+    assert r0["held"] != r1["held"][:len(r0["held"])]      # the ranks' seeds differ
+
+
 @pytest.mark.parametrize("mode, error", [
     ("nan", "ValueError: rank 1 failed: ValueError: X contains NaN"),
     ("iteration-fault", "MemoryError: rank 1 failed: MemoryError: cannot allocate"),

@@ -1,4 +1,4 @@
-"""Tests of the loss prox operators of skylite.prox (DESIGN.md section 1)."""
+"""Tests of the loss prox operators of skylite.prox (docs/prox.md)."""
 import copy
 import pickle
 import warnings
@@ -413,6 +413,64 @@ def test_empty_input():
         loss = P.get_loss(name)
         assert loss.prox(np.empty((0, 3)), np.empty((0, 3)), 1.0).shape == (0, 3)
         assert loss.value(np.empty((0, 3)), np.empty((0, 3))) == 0.0
+
+
+# ---- subgradient ------------------------------------------------------------------------
+
+@settings(max_examples=200, **SETTINGS)
+@given(problems(t_exp=(0, 0)), st.integers(0, 2**32 - 1))
+def test_subgradient_is_a_subgradient(problem, seed):
+    """G = loss.subgradient(O, Y) lies in the subdifferential of sum_i V(y_i, .) at O (the
+    optimality check of the prox with v = o + G, t = 1), and satisfies the subgradient
+    inequality F(O') >= F(O) + <G, O' - O> of a convex F at random O'."""
+    name, O, Y, _ = problem
+    loss = loss_for(name, Y)
+    G = loss.subgradient(O, Y)
+    assert G.dtype == np.float64 and G.shape == O.shape
+    subgradient_check(name, O + G, Y, 1.0, O)
+    rng = np.random.default_rng(seed)
+    F = loss_value(name, O, Y)
+    for _ in range(5):
+        O2 = O + rng.normal(scale=10.0 ** rng.uniform(-3, 1), size=O.shape)
+        rounding = 64 * EPS * (1 + np.abs(O).sum() + np.abs(O2).sum() + F)
+        assert loss_value(name, O2, Y) >= F + np.sum(G * (O2 - O)) - rounding
+
+
+@pytest.mark.parametrize("name", ["squared", "logistic"])
+def test_subgradient_of_smooth_losses_matches_finite_differences(name):
+    rng = np.random.default_rng(4)
+    O = rng.normal(size=(5, 3))
+    Y = make_targets(name, rng, 5, 3, classification=False)
+    loss = P.get_loss(name)
+    h = 1e-6
+    numeric = np.zeros_like(O)
+    for index in np.ndindex(O.shape):
+        step = np.zeros_like(O)
+        step[index] = h
+        numeric[index] = (loss.value(O + step, Y) - loss.value(O - step, Y)) / (2 * h)
+    np.testing.assert_allclose(loss.subgradient(O, Y), numeric, rtol=1e-7, atol=1e-8)
+
+
+def test_subgradient_checks_its_input():
+    with pytest.raises(ValueError, match="same shape"):
+        P.HingeLoss().subgradient(np.zeros((2, 2)), np.ones((2, 3)))
+    with pytest.raises(ValueError, match="one-hot"):
+        P.LogisticLoss().subgradient(np.zeros((2, 2)), np.full((2, 2), 0.5))
+    with pytest.raises(ValueError, match="NaN"):
+        P.SquaredLoss().subgradient(np.full((1, 1), np.nan), np.zeros((1, 1)))
+
+
+def test_with_classification():
+    squared = P.SquaredLoss()
+    assert squared.with_classification(False) is squared
+    assert squared.with_classification(True) == P.SquaredLoss(classification=True)
+    assert P.AbsoluteLoss(True).with_classification(False) == P.AbsoluteLoss()
+    hinge = P.HingeLoss()
+    assert hinge.with_classification(True) is hinge
+    with pytest.raises(ValueError, match="hinge loss is only for class labels"):
+        hinge.with_classification(False)
+    with pytest.raises(ValueError, match="logistic loss is only for class labels"):
+        P.LogisticLoss().with_classification(False)
 
 
 # ---- objects and registry ----------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Tests of the regularizer prox operators of skylite.prox (DESIGN.md section 1)."""
+"""Tests of the regularizer prox operators of skylite.prox (docs/prox.md)."""
 import copy
 import pickle
 

@@ -1,4 +1,4 @@
-"""Prox operators of losses and regularizers (DESIGN.md section 1).
+"""Prox operators of losses and regularizers (docs/prox.md).
 
 Losses V(y, o) on n x m arrays of outputs O and coded targets Y (value = sum over rows):
 
@@ -18,7 +18,8 @@ LogisticLoss       logsumexp(o) - o . y                 one-hot rows
 Regularizers r(W) on s x m weights: L2 ("l2", 1/2 ||W||_F^2), L1 ("l1", sum |W_ab|),
 NoRegularizer ("none", 0).
 
-Every object has `value(...)` and `prox(..., t, out=None)` with
+Every object has `value(...)` and `prox(..., t, out=None)` (losses also `subgradient(O, Y)`,
+`classification`, `coding` and `with_classification(flag)`) with
 prox_{t f}(v) = argmin_x t f(x) + 1/2 ||x - v||^2, computed in float64 (float32 input is
 accepted; results are float64), in parallel over rows (`n_threads`, default every core; the
 result does not depend on it).  Native code cimports the nogil kernels from

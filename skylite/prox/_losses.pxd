@@ -1,4 +1,4 @@
-# Losses V(y, o) of DESIGN.md section 1 as strategy objects with a nogil per-row interface.
+# Losses V(y, o) of docs/prox.md as strategy objects with a nogil per-row interface.
 #
 # The ADMM engine cimports this file and calls the kernels itself, from its own prange or
 # through the row drivers:

@@ -1,12 +1,14 @@
 # cython: language_level=3
-"""Losses V(y, o) of DESIGN.md section 1 and their prox operators, row by row.
+"""Losses V(y, o) (the table of docs/prox.md) and their prox operators, row by row.
 
 Each loss is a small strategy object (a cdef class, see `_losses.pxd`) with
 
 * nogil per-row kernels `value_row` / `prox_row` that the ADMM engine cimports and calls from
   its own `prange`, and row drivers `value_rows` / `prox_rows` parallel over rows;
 * thin Python fronts `value(O, Y)` and `prox(V, Y, t, out=None)` that validate the input
-  (before any GIL release) and run the drivers.
+  (before any GIL release) and run the drivers;
+* what callers need to know about the loss without asking its name: `subgradient(O, Y)`,
+  `classification`, `coding` and `with_classification(flag)`.
 
 Shapes: O, V, Y, out are n x m (n rows, m outputs).  Computation is in float64; float32 (or
 integer) input is converted, and results are float64.  Prox convention:
@@ -31,13 +33,22 @@ from ._checks import (check_matrix, check_one_hot, check_out, check_plus_minus_o
 cdef Py_ssize_t VALUE_CHUNK = 1024  # rows per partial sum in value_rows
 
 
+def softmax(O):
+    """Class probabilities of the logistic loss: the row-wise softmax of O (n x m), stable
+    for any magnitude (shifted by each row's maximum)."""
+    O = np.asarray(O, dtype=np.float64)
+    E = np.exp(O - O.max(axis=1, keepdims=True))
+    return E / E.sum(axis=1, keepdims=True)
+
+
 cdef class Loss:
     """Base class of the losses: V(y, o) summed over the rows of n x m arrays.
 
-    Subclasses implement the nogil kernels of `_losses.pxd`; this class holds the parallel
-    row drivers and the Python fronts.  Attributes: `name` (registry name), `coding` (how
-    class labels are coded for this loss: "ovr" = one-vs-rest +/-1, "onehot"),
-    `classification` (whether the fronts check that Y is coded that way).
+    Subclasses implement the nogil kernels of `_losses.pxd` and `_subgradient`; this class
+    holds the parallel row drivers and the Python fronts.  Attributes: `name` (registry
+    name), `coding` (how class labels are coded for this loss: "ovr" = one-vs-rest +/-1,
+    "onehot"; see skylite.prox.coding), `classification` (whether the targets are class
+    labels coded that way, which the fronts check).
     """
     name = None
     coding = "ovr"
@@ -171,6 +182,35 @@ cdef class Loss:
             self._unconverged(bad, n)
         return out
 
+    def subgradient(self, O, Y):
+        """A (sub)gradient G of sum_i V(y_i, o_i) with respect to O, at O.
+
+        O, Y: n x m (Y coded as the loss requires, as for `value`).  Returns G, n x m
+        float64; where V is not differentiable, G is one element of its subdifferential
+        (the one named in the subclass's docstring).
+        """
+        O = check_matrix(O, "O")
+        Y = check_matrix(Y, "Y")
+        check_same_shape(O, Y, "O", "Y")
+        self._check_targets(Y)
+        return self._subgradient(O, Y)
+
+    def _subgradient(self, O, Y):
+        """G of `subgradient` for validated float64 O and Y (overridden)."""
+        raise NotImplementedError(f"{type(self).__name__} defines no subgradient")
+
+    def with_classification(self, classification):
+        """This loss for class labels (classification=True) or real targets (False).
+
+        Returns self when it already is of that kind; a loss only for class labels (hinge,
+        logistic) raises ValueError for False.
+        """
+        if bool(classification) == self.classification:
+            return self
+        kind = "class labels" if self.classification else "real targets"
+        raise ValueError(f"the {self.name} loss is only for {kind}; it cannot be used with "
+                         f"classification={bool(classification)}")
+
     # ---- object protocol ----------------------------------------------------------------
     def get_params(self):
         """The constructor arguments, as a dict."""
@@ -206,6 +246,12 @@ cdef class RealTargetLoss(Loss):
     def get_params(self):
         return {"classification": bool(self.classification)}
 
+    def with_classification(self, classification):
+        """This loss with the given `classification` flag (a new object if it changes)."""
+        if bool(classification) == self.classification:
+            return self
+        return type(self)(**dict(self.get_params(), classification=bool(classification)))
+
     def _check_targets(self, Y, n_threads=1):
         if self.classification:
             check_plus_minus_one(Y, f"{type(self).__name__}(classification=True)",
@@ -215,10 +261,13 @@ cdef class RealTargetLoss(Loss):
 cdef class SquaredLoss(RealTargetLoss):
     """Squared loss V(y, o) = 1/2 ||o - y||^2.
 
-    prox: x = (v + t y) / (1 + t), computed as v/(1+t) + y t/(1+t).
+    prox: x = (v + t y) / (1 + t), computed as v/(1+t) + y t/(1+t).  Gradient: o - y.
     Targets: real, or +/-1 coded with classification=True (see RealTargetLoss).
     """
     name = "squared"
+
+    def _subgradient(self, O, Y):
+        return O - Y
 
     cdef double value_row(self, const double *o, const double *y, Py_ssize_t m) noexcept nogil:
         cdef double s = 0.0, r
@@ -242,10 +291,13 @@ cdef class AbsoluteLoss(RealTargetLoss):
     """Least absolute deviations (LAD, L1) loss V(y, o) = ||o - y||_1.
 
     prox, per coordinate: x = y + soft_threshold(v - y, t), i.e. v - t if v - y > t,
-    v + t if v - y < -t, and y otherwise.
+    v + t if v - y < -t, and y otherwise.  Subgradient: sign(o - y) (0 where o = y).
     Targets: real, or +/-1 coded with classification=True (see RealTargetLoss).
     """
     name = "lad"
+
+    def _subgradient(self, O, Y):
+        return np.sign(O - Y)
 
     cdef double value_row(self, const double *o, const double *y, Py_ssize_t m) noexcept nogil:
         cdef double s = 0.0
@@ -270,7 +322,8 @@ cdef class HingeLoss(Loss):
     """Hinge loss V(y, o) = sum_k max(0, 1 - y_k o_k), y one-vs-rest +/-1 coded (checked).
 
     prox, per coordinate with z = y v: x = v if z >= 1; x = v + t y if z <= 1 - t;
-    otherwise x = y (the kink y x = 1).
+    otherwise x = y (the kink y x = 1).  Subgradient: -y_k where y_k o_k < 1, else 0 (also
+    at the kink).
     """
     name = "hinge"
 
@@ -279,6 +332,9 @@ cdef class HingeLoss(Loss):
 
     def _check_targets(self, Y, n_threads=1):
         check_plus_minus_one(Y, "HingeLoss", n_threads)
+
+    def _subgradient(self, O, Y):
+        return np.where(Y * O < 1.0, -Y, 0.0)
 
     cdef double value_row(self, const double *o, const double *y, Py_ssize_t m) noexcept nogil:
         cdef double s = 0.0, r
@@ -429,6 +485,7 @@ cdef class LogisticLoss(Loss):
     returns their count, prox_row returns 1).  The coordinate (p - y)_c at the hot index c
     is computed as -sum_{k != c} p_k, without cancellation.
 
+    Gradient: softmax(o) - y.
     tol: relative tolerance (default 1e-10); max_iter: Newton steps per row (default 100).
     """
     name = "logistic"
@@ -448,6 +505,9 @@ cdef class LogisticLoss(Loss):
 
     def _unconverged(self, count, n):
         warn_unconverged(count, n, "LogisticLoss.prox", self.max_iter)
+
+    def _subgradient(self, O, Y):
+        return softmax(O) - Y
 
     cdef Py_ssize_t work_size(self, Py_ssize_t m) noexcept nogil:
         return 4 * m

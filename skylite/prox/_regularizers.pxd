@@ -1,4 +1,4 @@
-# Regularizers r(W) of DESIGN.md section 1 as strategy objects with a nogil interface.
+# Regularizers r(W) of docs/prox.md as strategy objects with a nogil interface.
 #
 # r is a sum over the entries of W (s x m), so its prox is elementwise and these methods act
 # on any contiguous run of entries: a row (m entries), a column block's rows, or the whole

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Regularizers r(W) of DESIGN.md section 1 and their (elementwise, closed-form) proxes.
+"""Regularizers r(W) of docs/prox.md and their (elementwise, closed-form) proxes.
 
 Each regularizer is a small strategy object (a cdef class, see `_regularizers.pxd`) with nogil
 kernels `value_row` / `prox_row` on any contiguous run of entries, drivers `value_rows` /

@@ -1,6 +1,6 @@
 """Coding class labels into loss targets Y, and decision values back into classes.
 
-DESIGN.md section 1: with K = number of classes (sorted unique labels, `classes`),
+The coding of docs/prox.md: with K = number of classes (sorted unique labels, `classes`),
 
 * one-vs-rest +/-1 (squared, LAD, hinge; `loss.coding == "ovr"`): Y is n x K with
   Y[i, k] = +1 if y_i is class k else -1; for K = 2 a single column m = 1 with +1 for
@@ -9,10 +9,12 @@ DESIGN.md section 1: with K = number of classes (sorted unique labels, `classes`
   for K = 2.
 
 Decoding: the class index of a row of decision values O (n x m) is argmax_k O[i, k] (first
-maximum on ties), or, for one column, 1 if O[i, 0] > 0 else 0.
+maximum on ties), or, for one column, 1 if O[i, 0] > 0 else 0.  `decision_values` gives
+scikit-learn's decision_function for two classes: one value per row, > 0 for classes[1].
 """
 import numpy as np
 
+from ._losses import softmax  # noqa: F401  (public here: class probabilities)
 from ._registry import get_loss
 
 
@@ -70,6 +72,17 @@ def code_labels(y, loss, *, classes=None):
     return Y, classes
 
 
+def decision_values(O, loss):
+    """scikit-learn's decision values from the outputs O (n x m) of a classifier: for two
+    classes one value per row, positive for classes[1] (one-vs-rest: the single column;
+    one-hot: the log-odds O[:, 1] - O[:, 0]), shape (n,); otherwise O itself.  They give
+    the class of `decode_decision(O)` (sign, or argmax).  loss: name, object or coding."""
+    O = np.asarray(O)
+    if O.ndim == 2 and O.shape[1] == 2 and _coding_of(loss) == "onehot":
+        return O[:, 1] - O[:, 0]
+    return O.ravel() if O.ndim == 2 and O.shape[1] == 1 else O
+
+
 def decode_decision(O):
     """Class indices (intp, length n) from decision values O (n x m): argmax over columns,
     or O[:, 0] > 0 for a single column.  Index `classes` with the result to get labels."""
@@ -80,11 +93,3 @@ def decode_decision(O):
     if O.shape[1] == 1:
         return (O[:, 0] > 0).astype(np.intp)
     return np.argmax(O, axis=1).astype(np.intp)
-
-
-def softmax(O):
-    """Class probabilities of the logistic loss: the row-wise softmax of O (n x m), stable
-    for any magnitude (shifted by each row's maximum)."""
-    O = np.asarray(O, dtype=np.float64)
-    E = np.exp(O - O.max(axis=1, keepdims=True))
-    return E / E.sum(axis=1, keepdims=True)

@@ -15,6 +15,7 @@ from mpi4py import MPI
 from skylite import KernelRidge, KernelSVC
 from skylite.admm import BlockADMM
 from skylite.datasets import load_pendigits
+from skylite.estimators import holdout_rows
 from skylite.prox import get_loss, get_regularizer
 from skylite.prox.coding import code_labels
 from skylite.sketch import GaussianRFF
@@ -102,7 +103,7 @@ def classes():
     else:
         mine = rows[200:]
     model = KernelSVC(n_features=256, n_blocks=4, alpha=1e-3, max_iter=60, n_threads=1,
-                      memory_budget=10**9, comm=comm)
+                      memory_budget=10**9, n_iter_no_change=None, comm=comm)
     model.fit(X[mine], labels[mine], X_val=X[mine], y_val=labels[mine])
     score = model.score(X[mine], labels[mine])
     objective = model.objective(X[mine], labels[mine])
@@ -113,7 +114,7 @@ def classes():
     serial_objective = model.objective(X[all_rows], labels[all_rows])
     serial_score = model.score(X[all_rows], labels[all_rows])
     ridge = KernelRidge(n_features=128, n_blocks=2, alpha=1e-3, max_iter=30, n_threads=1,
-                        comm=comm)
+                        n_iter_no_change=None, comm=comm)
     target = y.astype(float) + X[:, 0]
     ridge.fit(X[mine], target[mine], X_val=X[mine], y_val=target[mine])
     r2 = ridge.score(X[mine], target[mine])
@@ -129,6 +130,28 @@ def classes():
             "serial_score": serial_score, "serial_objective": serial_objective,
             "sigma": model.feature_map_.sigma, "serial_sigma": serial_sigma,
             "validation": model.history_[-1]["validation"],
+            "coef_same": same_on_all_ranks(model.coef_)}
+
+
+def early_stopping():
+    """Each rank splits its own rows (seed from random_state and the rank); the validation
+    score is global, so every rank stops at the same iteration with the same model."""
+    X, y = data(1200)
+    part = my_slice(len(X))
+    X, y = X[part], y[part]
+    model = KernelSVC(sigma=0.6, n_features=256, n_blocks=4, alpha=1e-6, tol=1e-12,
+                      max_iter=150, n_threads=1, early_stopping=True, n_iter_no_change=5,
+                      random_state=7, comm=comm).fit(X, y)
+    held = model.validation_indices_
+    groups = np.searchsorted(model.classes_, y)
+    expected = holdout_rows(groups, 0.1, np.random.default_rng([7, rank]))[1]
+    scores = [r["validation"] for r in model.history_]
+    return {"held": held.tolist(), "n_local": int(len(X)),
+            "split_matches_rank_seed": bool(np.array_equal(held, expected)),
+            "n_iter": model.n_iter_, "best_iteration": model.best_iteration_,
+            "best_score": scores[model.best_iteration_ - 1], "max_score": max(scores),
+            "global_score_of_kept_W": model.score(X[held], y[held]),
+            "history_same": same_on_all_ranks(np.array(scores)),
             "coef_same": same_on_all_ranks(model.coef_)}
 
 

@@ -1,0 +1,158 @@
+"""Early stopping on a validation set: an explicit one (X_val, y_val) or a seeded, stratified
+split of the training rows (`early_stopping=True`), on real data (pendigits)."""
+import numpy as np
+import pytest
+
+import skylite
+from skylite import KernelRidge, KernelSVC
+from skylite.admm import BlockADMM
+from skylite.cli import main
+
+pytestmark = pytest.mark.filterwarnings("ignore::skylite.admm.ConvergenceWarning")
+
+
+@pytest.fixture(scope="module")
+def digits(pendigits):
+    X, y = pendigits[0][:2000] / 100.0, pendigits[1][:2000]
+    return X, y
+
+
+@pytest.fixture
+def engine_input(monkeypatch):
+    """What BlockADMM.fit receives: X, Y and the engine's validation object."""
+    seen = {}
+    original = BlockADMM.fit
+
+    def fit(engine, X, Y, W0=None):
+        seen.update(X=X, Y=Y, validation=engine.validation)
+        return original(engine, X, Y, W0=W0)
+    monkeypatch.setattr(BlockADMM, "fit", fit)
+    return seen
+
+
+def test_the_split_is_a_seeded_stratified_subset_disjoint_from_the_fitted_rows(
+        digits, engine_input):
+    X, y = digits
+    kw = dict(n_features=128, max_iter=5, early_stopping=True, validation_fraction=0.2)
+    model = KernelSVC(random_state=3, **kw).fit(X, y)
+    held = model.validation_indices_
+    assert np.array_equal(held, np.unique(held)) and held[0] >= 0 and held[-1] < len(X)
+    fitted = np.setdiff1d(np.arange(len(X)), held)
+    # the engine fits exactly the other rows, and scores exactly the held-out ones
+    np.testing.assert_array_equal(engine_input["X"], X[fitted])
+    assert engine_input["Y"].shape == (len(fitted), 10)
+    np.testing.assert_array_equal(engine_input["validation"].X, X[held])
+    # stratified: round(0.2 n_c) rows of every class
+    for c in range(10):
+        n_c = np.sum(y == c)
+        assert np.sum(y[held] == c) == np.floor(0.2 * n_c + 0.5)
+    # sigma from the fitted rows only
+    assert model.feature_map_.sigma == pytest.approx(np.sqrt(16 * X[fitted].var() / 2))
+    again = KernelSVC(random_state=3, **kw).fit(X, y).validation_indices_
+    other = KernelSVC(random_state=4, **kw).fit(X, y).validation_indices_
+    np.testing.assert_array_equal(again, held)
+    assert len(other) == len(held) and not np.array_equal(other, held)
+    assert KernelSVC(n_features=128, max_iter=5).fit(X, y).validation_indices_ is None
+
+
+def test_early_stopping_stops_before_max_iter_and_keeps_the_best_W(digits):
+    X, y = digits
+    iterates = {}
+    remember = lambda iteration, record, W: iterates.__setitem__(iteration, W.copy())
+    model = KernelSVC(sigma=0.6, n_features=256, alpha=1e-6, tol=1e-12, max_iter=150,
+                      n_threads=1, early_stopping=True, n_iter_no_change=5,
+                      callback=remember).fit(X, y)
+    scores = [record["validation"] for record in model.history_]
+    best = model.best_iteration_
+    assert model.n_iter_ == best + 5 < 150 and not model.converged_
+    assert int(np.argmax(scores)) == best - 1           # the first best: later ones only tie
+    np.testing.assert_array_equal(model.coef_, iterates[best])
+    held = model.validation_indices_
+    assert model.score(X[held], y[held]) == scores[best - 1]
+
+
+def test_an_explicit_validation_set_takes_precedence(pendigits, tmp_path):
+    X, y = pendigits[0] / 100.0, pendigits[1]
+    X, y, X_val, y_val = X[:3000], y[:3000], X[3000:4500], y[3000:4500]   # training rows
+    kw = dict(sigma=0.6, n_features=256, alpha=1e-6, tol=1e-9, max_iter=150, n_threads=1)
+    full = KernelSVC(**kw, n_iter_no_change=None).fit(X, y, X_val=X_val, y_val=y_val)
+    early = KernelSVC(**kw, early_stopping=True).fit(X, y, X_val=X_val, y_val=y_val)
+    assert early.validation_indices_ is None                  # no split: X_val was given
+    scores = [r["validation"] for r in early.history_]
+    best = int(np.argmax(scores))
+    assert early.n_iter_ == best + 1 + 10 < full.n_iter_      # n_iter_no_change=10
+    assert early.best_iteration_ == best + 1
+    assert early.score(X_val, y_val) == scores[best]
+    # the same run as the full one up to where it stopped
+    np.testing.assert_array_equal(scores, [r["validation"] for r in full.history_][:len(scores)])
+    early.save(tmp_path / "early.sky")
+    assert skylite.load(tmp_path / "early.sky").score(X_val, y_val) == scores[best]
+
+
+def test_regression_split_is_not_stratified(digits):
+    X, _ = digits
+    target = X[:, 0] * 3 - X[:, 1] ** 2
+    model = KernelRidge(sigma=1.0, n_features=256, alpha=1e-6, early_stopping=True,
+                        validation_fraction=0.25).fit(X, target)
+    assert len(model.validation_indices_) == 500
+    assert model.history_[-1]["validation"] > 0.95
+
+
+def test_bad_early_stopping_input_is_named(digits):
+    X, y = digits
+    for fraction in (0, 1, 1.5, -0.1, "a", True):
+        with pytest.raises(ValueError, match="validation_fraction must be a number in"):
+            KernelSVC(early_stopping=True, validation_fraction=fraction).fit(X, y)
+    with pytest.raises(ValueError, match="early_stopping must be True or False"):
+        KernelSVC(early_stopping="yes").fit(X, y)
+    with pytest.raises(ValueError, match="n_iter_no_change"):
+        KernelSVC(n_iter_no_change=0).fit(X, y)
+    with pytest.raises(ValueError, match="X_val was given without y_val"):
+        KernelSVC().fit(X, y, X_val=X)
+    with pytest.raises(ValueError, match="y_val was given without X_val"):
+        KernelSVC().fit(X, y, y_val=y)
+    with pytest.raises(ValueError, match="X_val has 5 features"):
+        KernelSVC().fit(X, y, X_val=X[:, :5], y_val=y)
+    rare = y.copy()
+    rare[0] = 10                                   # a class of one row
+    with pytest.raises(ValueError, match="no training row of class 10"):
+        KernelSVC(early_stopping=True, validation_fraction=0.5).fit(X, rare)
+    with pytest.raises(ValueError, match="holds out no row"):
+        KernelRidge(early_stopping=True, validation_fraction=0.01).fit(X[:20], y[:20] * 1.0)
+
+
+@pytest.fixture(scope="module")
+def npz_files(tmp_path_factory, pendigits):
+    X, y = pendigits[0] / 100.0, pendigits[1]
+    folder = tmp_path_factory.mktemp("data")
+    np.savez(folder / "train.npz", X=X[:2000], y=y[:2000])
+    np.savez(folder / "val.npz", X=X[2000:2600], y=y[2000:2600])
+    return folder / "train.npz", folder / "val.npz"
+
+
+@pytest.mark.parametrize("with_val", [False, True])
+def test_cli_early_stop_with_and_without_val(npz_files, tmp_path, capsys, with_val):
+    train, val = npz_files
+    argv = ["train", str(train), "-m", str(tmp_path / "m.sky"), "--sigma", "0.6",
+            "--features", "256", "--alpha", "1e-6", "--tol", "1e-12", "--iters", "150",
+            "--threads", "1", "--early-stop", "--n-iter-no-change", "4",
+            "--validation-fraction", "0.15"]
+    assert main(argv + (["--val", str(val)] if with_val else [])) == 0
+    out = capsys.readouterr().out
+    progress = [line for line in out.splitlines() if line.startswith("iter ")]
+    assert all("validation" in line for line in progress)
+    assert "early stop, best validation at iteration" in out and len(progress) < 150
+    model = skylite.load(tmp_path / "m.sky")
+    assert model.n_iter_ == len(progress) and model.early_stopping
+    if with_val:
+        assert "held out" not in out and "validation accuracy:" in out
+    else:
+        assert "300 training rows held out (--validation-fraction 0.15)" in out
+
+
+def test_cli_rejects_a_bad_validation_fraction(npz_files, tmp_path, capsys):
+    train, _ = npz_files
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", str(train), "-m", str(tmp_path / "m.sky"), "--early-stop",
+              "--validation-fraction", "1.5"])
+    assert exit_.value.code == 2 and "must be < 1" in capsys.readouterr().err
