@@ -10,6 +10,9 @@ On MNIST rows (../shared/data/mnist.npz, float64), hinge loss (kernel SVM), Gaus
    paper's performance breakdown, with no cache and with every block cached;
 3. peak RSS of training at s = 32768 (explicit Z would be rows x 32768 x 8 bytes), measured
    in a fresh process, beside the paper's memory estimate.
+4. (--bandwidth) a cached float32 iteration beside the two products an iteration needs,
+   Z.T @ B and Z @ W, in float32 numpy on an explicit Z of the same size (issue target: the
+   ratio at most 1.3; MNIST 60k at s = 16384 needs about 8 GB for the two copies of Z).
 Then the issue's targets, each marked ok / MISSED.
 """
 import argparse
@@ -39,6 +42,22 @@ def run(X, y, s, C, threads, budget, iters, precision="float64"):
     return model, per_iter
 
 
+def bandwidth(X, y, s, iters):
+    """Seconds per cached float32 iteration / seconds of Z.T @ B + Z @ W in float32 numpy."""
+    from skylite.sketch import GaussianRFF
+    C = max(1, s // 1024)
+    model, per_iter = run(X, y, s, C, None, None, iters, precision="float32")
+    assert model.history_ and model.phase_seconds_
+    del model
+    Z = GaussianRFF(s, sigma=6.0, n_blocks=C, random_state=0).fit(X).transform(
+        X.astype(np.float32))
+    rng = np.random.default_rng(0)
+    B = rng.standard_normal((len(X), 10)).astype(np.float32)
+    W = rng.standard_normal((s, 10)).astype(np.float32)
+    products = min(_timed(lambda: (Z.T @ B, Z @ W)) for _ in range(3))
+    return per_iter, products
+
+
 def peak_rss_child(rows, s, C, iters):
     """Runs in a fresh process: train, then report peak RSS and the paper's estimate.
 
@@ -55,9 +74,21 @@ def main():
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--iters", type=int, default=4)
     parser.add_argument("--child", nargs=4, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--bandwidth", action="store_true",
+                        help="only the cached float32 iteration vs the numpy products")
+    parser.add_argument("--features", type=int, default=16384)
     args = parser.parse_args()
     if args.child:
         peak_rss_child(*args.child)
+        return
+    if args.bandwidth:
+        X, y = load(args.rows)
+        per_iter, products = bandwidth(X, y, args.features, args.iters)
+        ratio = per_iter / products
+        print(f"{args.rows} MNIST rows, s={args.features}, float32, every block cached")
+        print(f"{'cached iteration (s)':<38} {per_iter:8.3f}")
+        print(f"{'numpy Z.T @ B + Z @ W, float32 (s)':<38} {products:8.3f}")
+        print(f"{'ratio (target <= 1.3)':<38} {ratio:8.2f}  {'ok' if ratio <= 1.3 else 'MISSED'}")
         return
     X, y = load(args.rows)
     s, C = 8192, 16

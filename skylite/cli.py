@@ -128,7 +128,9 @@ def _make_model(args, dist):
                      if getattr(args, name) is not None}
     return cls(args.kernel, loss=args.loss, regularizer=args.reg, alpha=args.alpha,
                n_features=args.features, n_blocks=args.blocks, method=args.method,
-               rho=args.rho, max_iter=args.iters, tol=args.tol, n_threads=args.threads,
+               rho=args.rho, max_iter=args.iters, tol=args.tol, relaxation=args.relaxation,
+               acceleration=None if args.acceleration == "none" else args.acceleration,
+               n_threads=args.threads,
                memory_budget=args.memory_budget, precision=args.precision,
                random_state=args.seed, verbose=not args.quiet,
                comm=None if dist.serial else dist.comm, checkpoint=args.checkpoint,
@@ -265,6 +267,10 @@ def build_parser():
     g.add_argument("--iters", type=_positive(int), default=500, help="max ADMM iterations")
     g.add_argument("--tol", type=_positive(float), default=1e-3, help="residual tolerance")
     g.add_argument("--rho", type=_positive(float), default=1.0, help="initial ADMM rho")
+    g.add_argument("--relaxation", type=_positive(float), default=1.8,
+                   help="over-relaxation in (0, 2); 1: plain ADMM")
+    g.add_argument("--acceleration", choices=("anderson", "none"), default="anderson",
+                   help="Anderson acceleration of the ADMM iteration")
     g.add_argument("--threads", type=_positive(int),
                    help="threads per process (default: all cores, shared by the MPI ranks "
                         "of a node)")

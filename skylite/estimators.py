@@ -78,6 +78,11 @@ class KernelMachine(Params):
     method : str or None
         The kernel's feature-map method (e.g. "fastfood" for the Gaussian kernel).
     rho, max_iter, tol, adapt_rho : ADMM controls (see skylite.admm.BlockADMM).
+    relaxation : float in (0, 2)
+        Over-relaxation of the ADMM iteration (1: none; docs/engine.md).
+    acceleration : "anderson" or None
+        Safeguarded Anderson acceleration of the ADMM iteration, combining the last
+        `anderson_memory` iterations (skylite.admm.acceleration).
     n_threads : int or None (all cores)
     memory_budget : bytes for caching Z blocks / map parameters (0: none; None: half the
         available memory).
@@ -128,7 +133,8 @@ class KernelMachine(Params):
                  n_features=2048, n_blocks=None, feature_map=None, sigma=None, gamma=None,
                  degree=None, coef0=None, nu=None, length_scale=None, beta=None,
                  classification=None, method=None, rho=1.0, max_iter=500, tol=1e-3,
-                 adapt_rho=True, n_threads=None, memory_budget=None, precision="float64",
+                 adapt_rho=True, relaxation=1.8, acceleration="anderson", anderson_memory=5,
+                 n_threads=None, memory_budget=None, precision="float64",
                  random_state=0, verbose=False, callback=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, comm=None, checkpoint=None,
                  checkpoint_every=10):
@@ -152,6 +158,9 @@ class KernelMachine(Params):
         self.max_iter = max_iter
         self.tol = tol
         self.adapt_rho = adapt_rho
+        self.relaxation = relaxation
+        self.acceleration = acceleration
+        self.anderson_memory = anderson_memory
         self.n_threads = n_threads
         self.memory_budget = memory_budget
         self.precision = precision
@@ -343,7 +352,9 @@ class KernelMachine(Params):
         engine = BlockADMM(self.feature_map_, loss, regularizer, self.alpha, rho=self.rho,
                            max_iter=self.max_iter, tol=self.tol, n_threads=self.n_threads,
                            memory_budget=self.memory_budget, precision=self.precision,
-                           adapt_rho=self.adapt_rho, verbose=self.verbose,
+                           adapt_rho=self.adapt_rho, relaxation=self.relaxation,
+                           acceleration=self.acceleration,
+                           anderson_memory=self.anderson_memory, verbose=self.verbose,
                            callback=callback, validation=validation, comm=self.comm,
                            checkpoint=self.checkpoint,
                            checkpoint_every=self.checkpoint_every)
