@@ -269,7 +269,7 @@ def build_parser():
     g.add_argument("--rho", type=_positive(float), default=1.0, help="initial ADMM rho")
     g.add_argument("--relaxation", type=_positive(float), default=1.8,
                    help="over-relaxation in (0, 2); 1: plain ADMM")
-    g.add_argument("--acceleration", choices=("anderson", "none"), default="anderson",
+    g.add_argument("--acceleration", choices=("anderson", "none"), default="none",
                    help="Anderson acceleration of the ADMM iteration")
     g.add_argument("--threads", type=_positive(int),
                    help="threads per process (default: all cores, shared by the MPI ranks "

@@ -89,7 +89,7 @@ class BlockADMM:
     """
 
     def __init__(self, feature_map, loss, regularizer, alpha, *, rho=1.0, max_iter=500,
-                 tol=1e-3, relaxation=1.8, acceleration="anderson", anderson_memory=5,
+                 tol=1e-3, relaxation=1.8, acceleration=None, anderson_memory=5,
                  n_row_blocks=1, n_threads=None, memory_budget=None, precision="float64",
                  adapt_rho=True, verbose=False, callback=None, validation=None, comm=None,
                  checkpoint=None, checkpoint_every=10):

@@ -13,7 +13,7 @@ import numpy as np
 from mpi4py import MPI
 
 from skylite import KernelRidge, KernelSVC
-from skylite.admm import BlockADMM
+from skylite.admm import BlockADMM, iteration
 from skylite.datasets import load_pendigits
 from skylite.estimators import holdout_rows
 from skylite.prox import get_loss, get_regularizer
@@ -171,7 +171,7 @@ def iteration_fault():
     part = my_slice(len(X))
     loss = get_loss("squared")
     if rank == 1:
-        loss = FailingLoss(loss, at_call=3)
+        iteration.loss_prox = FailingProx(iteration.loss_prox, at_call=3)
     fmap = GaussianRFF(64, sigma=0.6, n_blocks=2, random_state=0).fit(X)
     engine(fmap, loss, 1e-3, max_iter=10, comm=comm).fit(X[part], y[part].reshape(-1, 1)
                                                          .astype(float))
@@ -185,20 +185,17 @@ def mismatch():
                                                                             y[part] * 1.0)
 
 
-class FailingLoss:
-    """A loss whose prox raises MemoryError at its `at_call`-th call."""
+class FailingProx:
+    """The engine's loss prox call, raising MemoryError at its `at_call`-th call."""
 
-    def __init__(self, loss, at_call):
-        self.loss, self.at_call, self.calls = loss, at_call, 0
+    def __init__(self, prox, at_call):
+        self.prox, self.at_call, self.calls = prox, at_call, 0
 
-    def __getattr__(self, name):
-        return getattr(self.loss, name)
-
-    def prox(self, *args, **kwargs):
+    def __call__(self, *args, **kwargs):
         self.calls += 1
         if self.calls == self.at_call:
             raise MemoryError("cannot allocate the prox workspace")
-        return self.loss.prox(*args, **kwargs)
+        return self.prox(*args, **kwargs)
 
 
 def _checkpointed(path, die_at=None):
