@@ -4,7 +4,7 @@
 Block j (s_j features) of the map for the Gaussian kernel exp(-||x - x'||^2 / (2 sigma^2)) is
 
     z_j(x) = a * cos(V_j x + b_j),   a = sqrt(2 / s)   (sqrt(2 / s_j) times the block scale
-                                                       sqrt(s_j / s) of DESIGN.md),
+                                                       sqrt(s_j / s) of docs/feature_maps.md),
 
 where x is zero-padded to d' = the next power of two >= d and V_j stacks
 n_chunks = ceil(s_j / d') independent d' x d' chunks (the last one truncated to its first

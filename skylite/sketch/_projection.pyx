@@ -10,8 +10,8 @@ Block j of these maps is z_j(x) = a * f(W_j^T x + b_j) with a d x s_j random mat
                   (one Gamma draw per column: multivariate t with 2 nu degrees of freedom)
     LEVY          Levy(0, beta^2 / 2)                         exp(-.), none   exp-semigroup
 
-With the block scaling sqrt(s_j / s) of DESIGN.md folded in, a = sqrt(2 / s) for the cosine
-maps and sqrt(1 / s) for the exponential one.  Parameters are laid out as W_j (d x s_j,
+With the block scaling sqrt(s_j / s) (docs/feature_maps.md) folded in, a = sqrt(2 / s) for the
+cosine maps and sqrt(1 / s) for the exponential one.  Parameters are laid out as W_j (d x s_j,
 row-major) followed, for the cosine maps, by the s_j phases b_j.
 """
 import numpy as np

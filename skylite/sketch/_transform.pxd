@@ -1,4 +1,5 @@
-# The transform operator T[X_i, j] -> Z_ij shared by every feature map (DESIGN.md section 2).
+# The transform operator T[X_i, j] -> Z_ij shared by every feature map (docs/design.md,
+# docs/feature_maps.md).
 #
 # Native code (the ADMM engine) asks any map for block j of a range of rows, into a buffer
 # it owns, without the GIL:
