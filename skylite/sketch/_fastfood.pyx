@@ -141,10 +141,6 @@ cdef class FastfoodTransform(BlockTransform):
                         float *out, Py_ssize_t ldo, float *work) noexcept nogil:
         _apply(self, j, params, rows, out, ldo, work)
 
-    def work_size_of(self, Py_ssize_t j, Py_ssize_t n_rows=256):
-        """work_size(j, n_rows), for inspection."""
-        return self.work_size(j, n_rows)
-
 
 cdef void _make_params(FastfoodTransform T, Py_ssize_t j, floating_t *params) noexcept nogil:
     cdef Py_ssize_t D = T.padded, s_j = T.block_size(j), n_chunks = T.n_chunks(j)
