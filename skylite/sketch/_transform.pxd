@@ -13,6 +13,10 @@
 # The input is validated by the Python front before any of this runs (finite values, the
 # dimension the map was fitted with, float32 or float64, canonical CSR), so these methods
 # cannot fail.  A block's values come out already scaled by sqrt(s_j / s).
+#
+# Contract for subclasses: make_params_* and apply_* never allocate (apply_* takes all its
+# scratch from `work`, at most work_size(j, rows.n_rows) elements of the compute type;
+# make_params_* only fixed-size stack arrays).
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 cdef enum RowsKind:
