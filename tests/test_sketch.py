@@ -10,6 +10,7 @@ from skylite.kernels import ExpSemigroup, Gaussian, Laplacian, Linear, Matern
 from skylite._native._random import stream
 from skylite.sketch import (GaussianRFF, Identity, LaplacianRFF, MaternRFF, RandomLaplace,
                             map_from_dict)
+from skylite.sketch._transform import BlockTransform
 
 # (kernel, map class, kernel parameters as the map names them), on pendigits scaled to [0, 1]
 RANDOM_MAPS = {
@@ -320,3 +321,36 @@ def test_blocks_follow_the_formula_dense_and_csr(name, n, d, s, seed, single, sp
         # float32: rounding of the argument, relative to its size
         atol = np.sqrt(2.0 / s) * (1e-5 if single else 1e-12) * (1 + np.abs(arg).max())
         np.testing.assert_allclose(Z, expected, rtol=1e-5 if single else 1e-10, atol=atol)
+
+
+# ---- a native map must implement apply_* ----
+
+def test_base_block_transform_is_loud():
+    """BlockTransform's own apply_* writes NaN and `fill` / `check_apply` raise."""
+    op = BlockTransform(3, np.array([0, 2, 5], dtype=np.intp))
+    with pytest.raises(NotImplementedError, match="BlockTransform does not implement"):
+        op.check_apply()
+    X = np.ones((300, 3))
+    for dtype in (np.float64, np.float32):
+        csr = sp.csr_matrix(X.astype(dtype))
+        csr.indptr = csr.indptr.astype(np.int64)   # the canonical layout `fill` takes
+        for rows in (X.astype(dtype), csr):
+            out = np.zeros((300, 5), dtype=dtype)
+            with pytest.raises(NotImplementedError, match="apply_f64 and apply_f32"):
+                op.fill(rows, out, np.array([0, 1]), 2)
+            assert np.isnan(out).all()
+
+
+def test_feature_map_without_native_apply_fails_at_fit():
+    class Unfinished(GaussianRFF):
+        def _make_transform_op(self, d, offsets, seed):
+            return BlockTransform(d, offsets, seed)
+
+    with pytest.raises(NotImplementedError):
+        Unfinished(8).fit(np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("fmap", [GaussianRFF(9, n_blocks=2), Identity(n_blocks=2),
+                                  RandomLaplace(5), MaternRFF(7, nu=0.7)])
+def test_native_maps_implement_apply(fmap):
+    fmap.fit(np.ones((1, 4))).transform_op_.check_apply()

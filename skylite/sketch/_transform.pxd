@@ -16,7 +16,10 @@
 #
 # Contract for subclasses: make_params_* and apply_* never allocate (apply_* takes all its
 # scratch from `work`, at most work_size(j, rows.n_rows) elements of the compute type;
-# make_params_* only fixed-size stack arrays).
+# make_params_* only fixed-size stack arrays), and apply_* accepts an empty range of rows,
+# writing nothing.  The base class's apply_* writes NaN (which the engine reports as
+# non-finite features) and records that it ran: `check_apply()` raises NotImplementedError
+# for a subclass that does not override both, and the feature-map fronts call it at fit.
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 cdef enum RowsKind:
@@ -51,6 +54,7 @@ cdef class BlockTransform:
     cdef readonly Py_ssize_t n_blocks
     cdef readonly uint64_t seed
     cdef Py_ssize_t[::1] offsets
+    cdef bint base_apply_ran     # set by the base class's apply_* (a subclass forgot one)
 
     cdef void _set_blocks(self, Py_ssize_t d, Py_ssize_t[::1] offsets, uint64_t seed)
     cdef Py_ssize_t block_size(self, Py_ssize_t j) noexcept nogil

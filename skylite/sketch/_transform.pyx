@@ -11,6 +11,7 @@ result does not depend on the number of threads.
 import numpy as np
 cimport numpy as cnp
 from cython.parallel cimport prange, threadid
+from libc.math cimport NAN
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 cnp.import_array()
@@ -35,8 +36,12 @@ cdef class BlockTransform:
 
     Subclasses implement `param_size`, `work_size`, `make_params_*` and `apply_*` (see
     `_transform.pxd` for their contract).  Block j covers output columns
-    offsets[j]:offsets[j + 1].
+    offsets[j]:offsets[j + 1].  The base itself, `BlockTransform(d, offsets, seed=0)`, has
+    no parameters and its blocks are all NaN; it exists to be subclassed.
     """
+
+    def __init__(self, Py_ssize_t d, Py_ssize_t[::1] offsets, uint64_t seed=0):
+        self._set_blocks(d, offsets, seed)
 
     cdef void _set_blocks(self, Py_ssize_t d, Py_ssize_t[::1] offsets, uint64_t seed):
         self.n_features_in = d
@@ -62,11 +67,14 @@ cdef class BlockTransform:
 
     cdef void apply_f64(self, Py_ssize_t j, const double *params, const Rows *rows,
                         double *out, Py_ssize_t ldo, double *work) noexcept nogil:
-        pass
+        # not overridden: make the block non-finite rather than leave garbage in it
+        self.base_apply_ran = True
+        _fill_nan(rows.n_rows, self.block_size(j), out, ldo)
 
     cdef void apply_f32(self, Py_ssize_t j, const float *params, const Rows *rows,
                         float *out, Py_ssize_t ldo, float *work) noexcept nogil:
-        pass
+        self.base_apply_ran = True
+        _fill_nan(rows.n_rows, self.block_size(j), out, ldo)
 
     # ---- Python-level access (inputs already validated by skylite.sketch._base) ----
 
@@ -91,13 +99,43 @@ cdef class BlockTransform:
             self.make_params_f32(j, <float *> cnp.PyArray_DATA(p))
         return p
 
+    def check_apply(self):
+        """Raise NotImplementedError unless this class overrides apply_f64 and apply_f32.
+
+        Probes both on an empty range of rows (which any apply_* must accept)."""
+        cdef double dummy64 = 0.0
+        cdef float dummy32 = 0.0
+        cdef Rows empty
+        empty.kind = ROWS_DENSE
+        empty.n_rows = 0
+        empty.n_cols = self.n_features_in
+        empty.ld = self.n_features_in
+        empty.indptr = NULL
+        empty.indices = NULL
+        self.base_apply_ran = False
+        for j in range(self.n_blocks):
+            empty.itemsize = 8
+            empty.values = &dummy64
+            self.apply_f64(j, &dummy64, &empty, &dummy64, 0, &dummy64)
+            empty.itemsize = 4
+            empty.values = &dummy32
+            self.apply_f32(j, &dummy32, &empty, &dummy32, 0, &dummy32)
+        self._raise_if_base_apply_ran()
+
+    def _raise_if_base_apply_ran(self):
+        if self.base_apply_ran:
+            raise NotImplementedError(
+                f"{type(self).__name__} does not implement apply_f64 and apply_f32: "
+                f"BlockTransform's own write NaN")
+
     def fill(self, X, out, blocks, int n_threads):
         """Write Z_j of all rows of X for each j in `blocks`, side by side, into `out`.
 
         X: C-contiguous 2-D float32/float64 array, or a canonical scipy CSR matrix
         (int32 indices, int64 indptr) with data of the same dtype as `out`.
         out: C-contiguous (n, sum of the s_j) array of X's dtype.
-        Raises MemoryError if the per-thread buffers cannot be allocated.
+        Raises MemoryError if the per-thread buffers cannot be allocated, and
+        NotImplementedError (with `out` all NaN) for a class without its own apply_*.
         """
         cdef Py_ssize_t[::1] js = np.ascontiguousarray(blocks, dtype=np.intp)
         cdef Py_ssize_t len_p = 1, len_w = 1
@@ -114,6 +152,7 @@ cdef class BlockTransform:
         cdef cnp.ndarray params = np.empty(len_p, dtype=o.dtype)
         cdef cnp.ndarray work = np.empty(n_threads * len_w, dtype=o.dtype)
         cdef Py_ssize_t ldo = o.shape[1]
+        self.base_apply_ran = False
         if o.dtype == np.float64:
             with nogil:
                 _fill_blocks(self, &rows, js, <double *> cnp.PyArray_DATA(o), ldo,
@@ -124,6 +163,7 @@ cdef class BlockTransform:
                 _fill_blocks(self, &rows, js, <float *> cnp.PyArray_DATA(o), ldo,
                              <float *> cnp.PyArray_DATA(params),
                              <float *> cnp.PyArray_DATA(work), len_w, n_threads)
+        self._raise_if_base_apply_ran()
         return out
 
 
@@ -164,6 +204,14 @@ cdef Rows rows_of(X, list keep) except *:
 ctypedef fused floating_t:
     float
     double
+
+
+cdef void _fill_nan(Py_ssize_t n_rows, Py_ssize_t width, floating_t *out,
+                    Py_ssize_t ldo) noexcept nogil:
+    cdef Py_ssize_t i, c
+    for i in range(n_rows):
+        for c in range(width):
+            out[i * ldo + c] = <floating_t> NAN
 
 
 cdef void _fill_blocks(BlockTransform T, const Rows *rows, Py_ssize_t[::1] blocks,
