@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
+from sklearn.kernel_approximation import RBFSampler
 
-from skylite.kernels import ExpSemigroup, Gaussian, Laplacian, Linear, Matern
 from skylite._native._random import stream
+from skylite.kernels import ExpSemigroup, Gaussian, Laplacian, Linear, Matern
 from skylite.sketch import (GaussianRFF, Identity, LaplacianRFF, MaternRFF, RandomLaplace,
                             map_from_dict)
 from skylite.sketch._transform import BlockTransform
@@ -228,7 +229,6 @@ def test_identity_blocks_are_column_slices(digits_small):
 
 def test_gaussian_rff_matches_scikit_learn_statistics(digits_small):
     """Same kernel as RBFSampler(gamma): errors of the same size at the same s."""
-    from sklearn.kernel_approximation import RBFSampler
     X = digits_small[:150]
     K = Gaussian(1.0).gram(X)
     ours = np.mean([relative_gram_error(GaussianRFF(512, sigma=1.0, random_state=r), Gaussian(1.0), X)
