@@ -6,6 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from skylite.datasets import load_pendigits
+
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
@@ -26,7 +28,6 @@ def mnist600():
 @pytest.fixture(scope="session")
 def pendigits():
     """Pendigits (ships with skylite): X_train, y_train, X_test, y_test."""
-    from skylite.datasets import load_pendigits
     return load_pendigits()
 
 

@@ -1,12 +1,15 @@
 """The `skylite` command line: train / predict on .npz and LIBSVM files, errors."""
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
 import skylite
 from skylite.cli import main
+from skylite.io import dump_svmlight
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +94,6 @@ def test_console_script_bad_option_exits_2_without_traceback(tmp_path):
 
 
 def test_train_predict_libsvm_files_plain_and_gzip(tmp_path, pendigits, capsys):
-    from skylite.io import dump_svmlight
     X, y, Xt, yt = pendigits
     train, test = tmp_path / "train.svm.gz", tmp_path / "test.svm"
     dump_svmlight(X[:1500] / 100.0, y[:1500], train)
@@ -118,8 +120,6 @@ def test_malformed_libsvm_file_names_the_line(tmp_path, capsys):
 
 
 def test_killed_training_resumes_from_its_checkpoint(pendigits_npz, tmp_path):
-    import signal
-    import time
     options = ["--sigma", "0.6", "--features", "256", "--alpha", "1e-5", "--tol", "1e-12",
                "--iters", "400", "--threads", "1", "-q"]
     full = tmp_path / "full.sky"

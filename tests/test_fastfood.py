@@ -6,6 +6,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import skylite
+from skylite._native._random import stream
 from skylite.sketch import Fastfood, map_from_dict
 from skylite.sketch._fastfood import fwht, padded_dim
 
@@ -77,6 +78,43 @@ def test_params_layout_and_row_norms():
         np.testing.assert_allclose(norms, chi / sigma, rtol=1e-12)
     phases = p[4 * D * n_chunks:]
     assert phases.min() >= 0 and phases.max() < 2 * np.pi
+
+
+def _documented_params(ff, j, dtype):
+    """Block j's parameters rebuilt in numpy from the streams of _fastfood.pyx's docstring."""
+    D, s_j, seed = ff.transform_op_.padded, ff.block_sizes[j], ff.seed_
+    n_chunks = -(-s_j // D)
+    parts = []
+    for c in range(n_chunks):
+        idx = c * D + np.arange(D)
+        B = np.where(stream("uniform", seed, j, 0, idx) < 0.5, 1.0, -1.0)
+        perm = np.arange(D)
+        for k in range(D - 1, 0, -1):
+            r = int(stream("below", seed, j, 1, [c * D + k], k + 1)[0])
+            perm[k], perm[r] = perm[r], perm[k]
+        G = stream("normal", seed, j, 2, idx)
+        norm2 = 0.0
+        for g in G:           # in order, as the native code sums
+            norm2 += g * g
+        scale = 1.0 / (np.sqrt(norm2) * ff.sigma * np.sqrt(D))
+        S = np.sqrt(2.0 * stream("gamma", seed, j, 3, idx, 0.5 * D)) * scale
+        parts += [B, perm.astype(np.float64), G, S]
+    parts.append(2 * np.pi * stream("uniform", seed, j, 4, np.arange(s_j)))
+    return np.concatenate(parts).astype(dtype)
+
+
+@given(d=st.integers(1, 600), s=st.integers(1, 1200), n_blocks=st.integers(1, 3),
+       seed=st.integers(0, 2**63 - 1), single=st.booleans())
+@settings(max_examples=15, deadline=None)
+def test_params_are_the_documented_streams(d, s, n_blocks, seed, single):
+    """No scratch on the heap (the permutation is shuffled in place, G drawn in chunks on the
+    stack): the same numbers as the documented streams."""
+    n_blocks = min(n_blocks, s)
+    ff = Fastfood(s, sigma=1.7, n_blocks=n_blocks, random_state=seed).fit(np.ones((1, d)))
+    dtype = np.float32 if single else np.float64
+    for j in range(n_blocks):
+        np.testing.assert_array_equal(ff.transform_op_.block_params(j, dtype),
+                                      _documented_params(ff, j, dtype))
 
 
 def test_features_match_explicit_matrix():

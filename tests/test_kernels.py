@@ -1,4 +1,6 @@
 """Exact kernels: agreement with scikit-learn, sparse input, blocking, bad parameters."""
+import tracemalloc
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -47,6 +49,47 @@ def test_gram_is_computed_in_blocks(XY, monkeypatch):
     np.testing.assert_allclose(Gaussian(1.0).gram(X, Y), full, rtol=1e-12)
     np.testing.assert_allclose(ExpSemigroup(0.3).gram(X, Y),
                                exp_semigroup_reference(X, Y, 0.3), rtol=1e-12)
+
+
+ALL_KERNELS = [Gaussian(1.0), Laplacian(2.0), Matern(0.5), Matern(1.5), Matern(2.5),
+               Matern(0.7, 2.0), Polynomial(3, 0.5, 1.0), ExpSemigroup(0.3), Linear()]
+
+
+@pytest.mark.parametrize("kernel", ALL_KERNELS, ids=repr)
+@pytest.mark.parametrize("d", [1, 2, 8, 64, 784, 10**5, 3 * 10**6])
+def test_gram_blocks_respect_the_workspace(kernel, d):
+    """Row blocks for large n keep the pair's workspace within _WORKSPACE (only rows longer
+    than half of it cannot: one row each), and stay large enough to be efficient."""
+    W = kernels_module._WORKSPACE
+    for n_x, n_y in [(10**8, 10**8), (3, 10**8), (10**8, 3)]:
+        rows_x, rows_y = kernel._block_rows(d, n_x, n_y)
+        assert 1 <= rows_x <= n_x and 1 <= rows_y <= n_y
+        if 2 * d + kernel._pair_elements(d) <= W:
+            assert kernel._workspace(d, rows_x, rows_y) <= W
+            # at least a quarter of what the workspace could hold per row of X
+            assert kernel._workspace(d, rows_x, rows_y) >= W / 4 or min(rows_x, rows_y) < 8
+        else:
+            assert (rows_x, rows_y) == (1, 1)
+    # few rows of X: the Y block gets the rest of the workspace
+    assert kernel._block_rows(d, 3, 10**8)[1] >= kernel._block_rows(d, 10**8, 10**8)[1]
+
+
+@pytest.mark.parametrize("kernel", ALL_KERNELS, ids=repr)
+@pytest.mark.parametrize("d", [1, 40])
+def test_gram_memory_is_the_result_plus_the_workspace(kernel, d, monkeypatch):
+    """Measured (tracemalloc sees numpy's buffers): the peak beyond K stays within the
+    workspace, plus a constant for numpy's and scipy's own buffers."""
+    W = 50_000
+    monkeypatch.setattr(kernels_module, "_WORKSPACE", W)
+    rng = np.random.default_rng(d)
+    X, Y = rng.random((700, d)), rng.random((500, d))
+    tracemalloc.start()
+    try:
+        K = kernel.gram(X, Y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak - K.nbytes <= 8 * (W + 16384)
 
 
 @pytest.mark.parametrize("kernel, cls", [

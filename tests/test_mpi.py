@@ -14,6 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.base import clone
+
+import skylite
 
 from skylite import KernelRidge, KernelSVC
 from skylite._distributed import Distributed, SerialComm, collective_error, describe
@@ -143,8 +146,6 @@ def test_a_size_one_communicator_is_bitwise_serial(digits):
 
 def test_comm_is_a_parameter_but_never_pickled_or_saved(digits, tmp_path):
     MPI = pytest.importorskip("mpi4py.MPI", reason="mpi4py is not installed")
-    from sklearn.base import clone
-    import skylite
     X, y = digits
     model = KernelRidge(n_features=64, max_iter=20, comm=MPI.COMM_SELF,
                         checkpoint=tmp_path / "ck")

@@ -5,10 +5,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
+from sklearn.kernel_approximation import RBFSampler
 
+from skylite._native._random import stream
 from skylite.kernels import ExpSemigroup, Gaussian, Laplacian, Linear, Matern
 from skylite.sketch import (GaussianRFF, Identity, LaplacianRFF, MaternRFF, RandomLaplace,
                             map_from_dict)
+from skylite.sketch._transform import BlockTransform
 
 # (kernel, map class, kernel parameters as the map names them), on pendigits scaled to [0, 1]
 RANDOM_MAPS = {
@@ -226,7 +229,6 @@ def test_identity_blocks_are_column_slices(digits_small):
 
 def test_gaussian_rff_matches_scikit_learn_statistics(digits_small):
     """Same kernel as RBFSampler(gamma): errors of the same size at the same s."""
-    from sklearn.kernel_approximation import RBFSampler
     X = digits_small[:150]
     K = Gaussian(1.0).gram(X)
     ours = np.mean([relative_gram_error(GaussianRFF(512, sigma=1.0, random_state=r), Gaussian(1.0), X)
@@ -256,3 +258,99 @@ def test_features_follow_the_documented_formula(name, digits_small):
             assert b.shape == (s_j,) and np.all((0 <= b) & (b < 2 * np.pi))
             expected = np.sqrt(2.0 / s) * np.cos(X @ W + b)
         np.testing.assert_allclose(fmap.block(X, j), expected, rtol=1e-12, atol=1e-15)
+
+
+# ---- parameters: the documented streams, bit for bit; outputs: the documented formula ----
+
+def _projection_params(name, fmap, j, dtype):
+    """block_params(j) rebuilt in numpy from the documented streams of _projection.pyx."""
+    _, _, kparams = RANDOM_MAPS[name]
+    d, s_j, seed = fmap.n_features_in_, fmap.block_sizes[j], fmap.seed_
+    idx = np.arange(d * s_j)
+    if name == "random_laplace":
+        W = stream("levy", seed, j, 0, idx, 1.0) * (kparams["beta"] ** 2 / 2.0)
+        return W.astype(dtype)
+    kind = "cauchy" if name == "laplacian" else "normal"
+    scale = 1.0 / kparams.get("sigma", kparams.get("length_scale"))
+    column_scale = np.full(s_j, scale)
+    if name.startswith("matern"):
+        nu = kparams["nu"]
+        column_scale = scale * np.sqrt(nu / stream("gamma", seed, j, 2, np.arange(s_j), nu))
+    W = stream(kind, seed, j, 0, idx).reshape(d, s_j) * column_scale
+    phases = 2 * np.pi * stream("uniform", seed, j, 1, np.arange(s_j))
+    return np.concatenate([W.ravel(), phases]).astype(dtype)
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM_MAPS))
+@given(d=st.integers(1, 9), s=st.integers(1, 700), n_blocks=st.integers(1, 3),
+       seed=st.integers(0, 2**63 - 1), single=st.booleans())
+@settings(max_examples=8, deadline=None)
+def test_params_are_the_documented_streams(name, d, s, n_blocks, seed, single):
+    """Parameters are generated in column chunks on the stack: still the same numbers."""
+    n_blocks = min(n_blocks, s)
+    fmap = make_map(name, s, n_blocks, random_state=seed).fit(np.ones((1, d)))
+    dtype = np.float32 if single else np.float64
+    for j in range(n_blocks):
+        np.testing.assert_array_equal(fmap.transform_op_.block_params(j, dtype),
+                                      _projection_params(name, fmap, j, dtype))
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM_MAPS))
+@given(n=st.integers(1, 300), d=st.integers(1, 12), s=st.integers(1, 400),
+       seed=st.integers(0, 2**32), single=st.booleans(), sparse=st.booleans())
+@settings(max_examples=6, deadline=None)
+def test_blocks_follow_the_formula_dense_and_csr(name, n, d, s, seed, single, sparse):
+    """a f(X W_j + b_j) from the map's own parameters, for dense and CSR rows, float32 and
+    float64 (float32 runs the whole map in float32: compared to float64 maths)."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, d))
+    X[rng.random((n, d)) < 0.5] = 0.0
+    dtype = np.float32 if single else np.float64
+    X = X.astype(dtype)
+    fmap = make_map(name, s, 2 if s > 1 else 1, random_state=seed).fit(X)
+    for j, s_j in enumerate(fmap.block_sizes):
+        p = fmap.transform_op_.block_params(j, dtype).astype(np.float64)
+        arg = X.astype(np.float64) @ p[:d * s_j].reshape(d, s_j)
+        if name == "random_laplace":
+            expected = np.sqrt(1.0 / s) * np.exp(-arg)
+        else:
+            arg += p[d * s_j:]
+            expected = np.sqrt(2.0 / s) * np.cos(arg)
+        Z = fmap.block(sp.csr_matrix(X) if sparse else X, j)
+        assert Z.dtype == dtype
+        # float32: rounding of the argument, relative to its size
+        atol = np.sqrt(2.0 / s) * (1e-5 if single else 1e-12) * (1 + np.abs(arg).max())
+        np.testing.assert_allclose(Z, expected, rtol=1e-5 if single else 1e-10, atol=atol)
+
+
+# ---- a native map must implement apply_* ----
+
+def test_base_block_transform_is_loud():
+    """BlockTransform's own apply_* writes NaN and `fill` / `check_apply` raise."""
+    op = BlockTransform(3, np.array([0, 2, 5], dtype=np.intp))
+    with pytest.raises(NotImplementedError, match="BlockTransform does not implement"):
+        op.check_apply()
+    X = np.ones((300, 3))
+    for dtype in (np.float64, np.float32):
+        csr = sp.csr_matrix(X.astype(dtype))
+        csr.indptr = csr.indptr.astype(np.int64)   # the canonical layout `fill` takes
+        for rows in (X.astype(dtype), csr):
+            out = np.zeros((300, 5), dtype=dtype)
+            with pytest.raises(NotImplementedError, match="apply_f64 and apply_f32"):
+                op.fill(rows, out, np.array([0, 1]), 2)
+            assert np.isnan(out).all()
+
+
+def test_feature_map_without_native_apply_fails_at_fit():
+    class Unfinished(GaussianRFF):
+        def _make_transform_op(self, d, offsets, seed):
+            return BlockTransform(d, offsets, seed)
+
+    with pytest.raises(NotImplementedError):
+        Unfinished(8).fit(np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("fmap", [GaussianRFF(9, n_blocks=2), Identity(n_blocks=2),
+                                  RandomLaplace(5), MaternRFF(7, nu=0.7)])
+def test_native_maps_implement_apply(fmap):
+    fmap.fit(np.ones((1, 4))).transform_op_.check_apply()

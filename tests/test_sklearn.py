@@ -6,6 +6,7 @@ import pytest
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.base import clone, is_classifier, is_regressor  # noqa: E402
+from sklearn.datasets import load_digits  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
@@ -20,7 +21,6 @@ from skylite.kernels import Gaussian  # noqa: E402
 @pytest.fixture(scope="module")
 def digits():
     """scikit-learn's 8x8 digits (1797 real rows, 64 features, 10 classes), split 1200/597."""
-    from sklearn.datasets import load_digits
     X, y = load_digits(return_X_y=True)
     return X[:1200], y[:1200], X[1200:], y[1200:]
 

@@ -1,26 +1,29 @@
 """TensorSketch (polynomial kernel) and its FFT."""
-import os
+import pickle
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
+from sklearn.kernel_approximation import PolynomialCountSketch
 
+from skylite.datasets import load_pendigits
 from skylite.kernels import Polynomial
 from skylite.sketch import TensorSketch, map_from_dict
 from skylite.sketch._tensorsketch import fft
 
-MNIST = "/work/shared/data/mnist.npz"
+from conftest import SHARED_DATA
+
+MNIST = SHARED_DATA / "mnist.npz"
 
 
 @pytest.fixture(scope="module")
 def rows():
     """200 unit-norm image rows (MNIST if available, else pendigits), float64."""
-    if os.path.exists(MNIST):
+    if MNIST.exists():
         X = np.load(MNIST)["X_train"][:200].astype(np.float64)
     else:
-        from skylite.datasets import load_pendigits
         X = load_pendigits()[0][:200].astype(np.float64)
     return X / np.linalg.norm(X, axis=1, keepdims=True)
 
@@ -147,7 +150,6 @@ def test_homogeneous_scaling():
 
 
 def test_comparable_to_sklearn(rows):
-    from sklearn.kernel_approximation import PolynomialCountSketch
     X = rows[:150]
     K = Polynomial(2, 1.0, 1.0).gram(X)
     ours = np.mean([_rel_err(TensorSketch(1024, degree=2, random_state=s).fit_transform(X), K)
@@ -225,7 +227,6 @@ def test_serialization_round_trip(rows):
 
 
 def test_pickle(rows):
-    import pickle
     X = rows[:4]
     ts = TensorSketch(300, degree=3, n_blocks=2, random_state=9).fit(X)
     again = pickle.loads(pickle.dumps(ts))

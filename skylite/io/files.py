@@ -15,6 +15,7 @@ import os
 
 import numpy as np
 
+from .._distributed import Distributed
 from .svmlight import assemble, read_svmlight_part, resolve_features, svmlight_byte_ranges
 
 
@@ -28,7 +29,6 @@ def read_rows(path, *, part="train", n_features=None, zero_based=False, dist=Non
     y is None for an npz file without labels; integral LIBSVM labels come back as int64 (so
     predictions print as `3`, not `3.0`, as LIBSVM's do), on every rank alike.
     """
-    from .._distributed import Distributed
     dist = dist or Distributed(None)
     rank, size = dist.rank, dist.size
     if str(path).endswith(".npz"):

@@ -2,8 +2,9 @@
 
 Each kernel object evaluates its exact Gram matrix K[a, b] = k(x_a, y_b) with `gram(X, Y)`
 for dense or CSR rows, one block of rows at a time, so memory is the n x m result plus a
-workspace of a few MB, and builds its random feature map with `feature_map(n_features, ...)`
-(libSkylark's habit: the kernel knows its own feature maps).
+workspace of at most 32 MB (or two rows, for rows longer than that), and builds its random
+feature map with `feature_map(n_features, ...)` (libSkylark's habit: the kernel knows its
+own feature maps).
 """
 import math
 
@@ -13,15 +14,17 @@ from scipy.spatial.distance import cdist
 from scipy.special import gamma as gamma_fn, kv
 
 from .._validation import check_positive, check_rows
-from ..sketch import GaussianRFF, Identity, LaplacianRFF, MaternRFF, RandomLaplace
+from ..sketch import (Fastfood, GaussianRFF, Identity, LaplacianRFF, MaternRFF, RandomLaplace,
+                      TensorSketch)
 
-# Elements of workspace per block of pairwise work (32 MB of float64).
+# float64 elements of workspace for one block pair of `gram` (32 MB).
 _WORKSPACE = 4 * 1024 * 1024
 
 
 class Kernel:
-    """Base of the exact kernels; subclasses define `_block(Xb, Yb)` on dense blocks
-    (or `_dot_block(XYt, Xb, Yb)` for kernels of the inner product)."""
+    """Base of the exact kernels; subclasses define `_block(Xb, Yb)` on dense blocks and
+    may override `_pair_elements(d)`, the float64 elements `_block` holds at once per
+    (x, y) pair (its result and the temporaries of the same shape)."""
 
     _methods = {}               # feature-map method name -> factory; first is the default
     _nonnegative_input = False
@@ -30,6 +33,7 @@ class Kernel:
         """The exact Gram matrix K (n_X x n_Y, float64) of the rows of X and Y (Y = X if None).
 
         X, Y: dense arrays or scipy sparse matrices of the same number of columns.
+        Memory: the result plus a workspace of at most 32 MB (two rows, if longer).
         """
         X = check_rows(X, name="X", nonnegative=self._nonnegative_input, who=repr(self))
         Y = X if Y is None else check_rows(Y, name="Y", n_features=X.shape[1],
@@ -43,10 +47,25 @@ class Kernel:
                 K[a:a + rows_x, b:b + rows_y] = self._block(Xb, _dense(Y[b:b + rows_y]))
         return K
 
+    def _pair_elements(self, d):
+        """Float64 elements that `_block` holds at once per (x, y) pair: its result and
+        temporaries of the same shape."""
+        return 2
+
     def _block_rows(self, d, n_x, n_y):
-        """Rows of X and Y per block, so that a dense block pair fits the workspace."""
-        rows = max(1, int(math.sqrt(_WORKSPACE / max(d, 1))))
-        return max(1, min(n_x, rows)), max(1, min(n_y, _WORKSPACE // max(d, 1)))
+        """Rows of X and Y per block pair, so that the pair's workspace (`_workspace`) stays
+        within _WORKSPACE elements; square blocks, the Y block longer when X has few rows.
+        Only rows of more than _WORKSPACE / 2 elements exceed it (one row each)."""
+        c = self._pair_elements(d)
+        # the largest r with c r^2 + 2 r d <= _WORKSPACE
+        r = int((math.sqrt(d * d + c * _WORKSPACE) - d) / c)
+        rows_x = max(1, min(n_x, r))
+        rows_y = max(1, min(n_y, (_WORKSPACE - rows_x * d) // (d + c * rows_x)))
+        return rows_x, rows_y
+
+    def _workspace(self, d, rows_x, rows_y):
+        """Float64 elements a block pair needs: both dense row blocks and `_block`'s arrays."""
+        return (rows_x + rows_y) * d + self._pair_elements(d) * rows_x * rows_y
 
     def feature_map(self, n_features, *, n_blocks=1, random_state=0, method=None):
         """A random feature map z with E[z(x) . z(x')] = k(x, x') (unfitted).
@@ -87,14 +106,15 @@ class Gaussian(Kernel):
         self.sigma = check_positive(sigma, "sigma")
 
     def _block(self, Xb, Yb):
-        return np.exp(cdist(Xb, Yb, "sqeuclidean") * (-0.5 / self.sigma**2))
+        K = cdist(Xb, Yb, "sqeuclidean")
+        K *= -0.5 / self.sigma**2
+        return np.exp(K, out=K)
 
     def _rff(self, n_features, n_blocks, random_state):
         return GaussianRFF(n_features, sigma=self.sigma, n_blocks=n_blocks,
                            random_state=random_state)
 
     def _fastfood(self, n_features, n_blocks, random_state):
-        from ..sketch import Fastfood
         return Fastfood(n_features, sigma=self.sigma, n_blocks=n_blocks,
                         random_state=random_state)
 
@@ -108,7 +128,9 @@ class Laplacian(Kernel):
         self.sigma = check_positive(sigma, "sigma")
 
     def _block(self, Xb, Yb):
-        return np.exp(cdist(Xb, Yb, "cityblock") * (-1.0 / self.sigma))
+        K = cdist(Xb, Yb, "cityblock")
+        K *= -1.0 / self.sigma
+        return np.exp(K, out=K)
 
     def _rff(self, n_features, n_blocks, random_state):
         return LaplacianRFF(n_features, sigma=self.sigma, n_blocks=n_blocks,
@@ -128,6 +150,10 @@ class Matern(Kernel):
     def __init__(self, nu=1.5, length_scale=1.0):
         self.nu = check_positive(nu, "nu")
         self.length_scale = check_positive(length_scale, "length_scale")
+
+    def _pair_elements(self, d):
+        # r, t and the factors of the closed forms or of t^nu K_nu(t)
+        return 6
 
     def _block(self, Xb, Yb):
         r = cdist(Xb, Yb, "euclidean") / self.length_scale
@@ -166,7 +192,6 @@ class Polynomial(Kernel):
         return (self.gamma * (Xb @ Yb.T) + self.coef0) ** self.degree
 
     def _tensorsketch(self, n_features, n_blocks, random_state):
-        from ..sketch import TensorSketch
         return TensorSketch(n_features, degree=self.degree, gamma=self.gamma,
                             coef0=self.coef0, n_blocks=n_blocks, random_state=random_state)
 
@@ -182,14 +207,15 @@ class ExpSemigroup(Kernel):
     def __init__(self, beta=1.0):
         self.beta = check_positive(beta, "beta")
 
-    def _block_rows(self, d, n_x, n_y):
-        # the block holds a rows_x x rows_y x d tensor
-        rows = max(1, int((_WORKSPACE / max(d, 1)) ** 0.5))
-        return min(n_x, rows), min(n_y, rows)
+    def _pair_elements(self, d):
+        # a rows_x x rows_y x d tensor and the sums over its last axis
+        return d + 1
 
     def _block(self, Xb, Yb):
-        S = np.sqrt(Xb[:, None, :] + Yb[None, :, :]).sum(axis=2)
-        return np.exp(-self.beta * S)
+        T = Xb[:, None, :] + Yb[None, :, :]
+        S = np.sqrt(T, out=T).sum(axis=2)
+        S *= -self.beta
+        return np.exp(S, out=S)
 
     def _random_laplace(self, n_features, n_blocks, random_state):
         return RandomLaplace(n_features, beta=self.beta, n_blocks=n_blocks,

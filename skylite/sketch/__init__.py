@@ -2,7 +2,7 @@
 
 Every map is a scikit-learn style transformer split into column blocks, and exposes the
 native block operator T[X_i, j] -> Z_ij (`transform_op_`) that the ADMM engine drives
-without the GIL.  See DESIGN.md section 2 and docs/feature_maps.md.
+without the GIL.  See docs/feature_maps.md.
 """
 from ._base import FeatureMap, map_from_dict
 from .fastfood import Fastfood

@@ -65,10 +65,16 @@ class FeatureMap(Params):
 
     def _fit_dimension(self, d, seed):
         self._check_params()
-        offsets = np.concatenate([[0], np.cumsum(self.block_sizes)]).astype(np.intp)
+        return self._set_transform_op(d, seed, self.block_sizes)
+
+    def _set_transform_op(self, d, seed, block_sizes):
+        """Build the native operator for input dimension d and record the fitted state."""
+        offsets = np.concatenate([[0], np.cumsum(block_sizes)]).astype(np.intp)
+        op = self._make_transform_op(int(d), offsets, int(seed))
+        op.check_apply()   # a native map without its own apply_* fails here, not in training
         self.n_features_in_ = int(d)
         self.seed_ = int(seed)
-        self.transform_op_ = self._make_transform_op(int(d), offsets, int(seed))
+        self.transform_op_ = op
         return self
 
     def _check_fitted(self):

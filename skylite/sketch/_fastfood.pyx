@@ -4,7 +4,7 @@
 Block j (s_j features) of the map for the Gaussian kernel exp(-||x - x'||^2 / (2 sigma^2)) is
 
     z_j(x) = a * cos(V_j x + b_j),   a = sqrt(2 / s)   (sqrt(2 / s_j) times the block scale
-                                                       sqrt(s_j / s) of DESIGN.md),
+                                                       sqrt(s_j / s) of docs/feature_maps.md),
 
 where x is zero-padded to d' = the next power of two >= d and V_j stacks
 n_chunks = ceil(s_j / d') independent d' x d' chunks (the last one truncated to its first
@@ -39,7 +39,6 @@ number of rows.  Cost O(s_j log d' + nnz s_j / d') per row.
 """
 import numpy as np
 from libc.math cimport sqrt
-from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 from libc.stdint cimport uint32_t, uint64_t
 
@@ -63,6 +62,11 @@ cdef double TWO_PI = 6.283185307179586
 
 # Largest padded dimension: permutation indices are stored exactly in float32.
 MAX_PADDED_DIM = 1 << 24
+
+# Normals of G generated per pass of _make_params, into a stack array of this length
+# (make_params_* has no work buffer and must not allocate).
+cdef enum:
+    PARAM_CHUNK = 256
 
 
 ctypedef fused floating_t:
@@ -141,19 +145,18 @@ cdef class FastfoodTransform(BlockTransform):
                         float *out, Py_ssize_t ldo, float *work) noexcept nogil:
         _apply(self, j, params, rows, out, ldo, work)
 
-    def work_size_of(self, Py_ssize_t j, Py_ssize_t n_rows=256):
-        """work_size(j, n_rows), for inspection."""
-        return self.work_size(j, n_rows)
-
 
 cdef void _make_params(FastfoodTransform T, Py_ssize_t j, floating_t *params) noexcept nogil:
+    """The parameters of block j (see the module docstring), with no heap scratch: the
+    permutation is shuffled in place in its slot of params (exact: d' <= 2^24) and G is
+    drawn PARAM_CHUNK normals at a time, so this cannot fail."""
     cdef Py_ssize_t D = T.padded, s_j = T.block_size(j), n_chunks = T.n_chunks(j)
-    cdef Py_ssize_t c, k, r, tmp, first
+    cdef Py_ssize_t c, k, k0, chunk, width, r, first
     cdef uint64_t seed = T.seed
     cdef uint32_t blk = <uint32_t> j
-    cdef double *g = <double *> malloc(D * sizeof(double))
-    cdef Py_ssize_t *perm = <Py_ssize_t *> malloc(D * sizeof(Py_ssize_t))
+    cdef double g[PARAM_CHUNK]
     cdef double norm2, scale
+    cdef floating_t tmp
     cdef floating_t *P
     for c in range(n_chunks):
         P = params + 4 * D * c
@@ -163,20 +166,21 @@ cdef void _make_params(FastfoodTransform T, Py_ssize_t j, floating_t *params) no
             P[k] = 1.0 if sky_uniform(seed, blk, TAG_SIGN, first + k) < 0.5 else -1.0
         # Pi: Fisher-Yates shuffle of the identity
         for k in range(D):
-            perm[k] = k
+            P[D + k] = <floating_t> k
         for k in range(D - 1, 0, -1):
             r = <Py_ssize_t> sky_below(seed, blk, TAG_PERM, first + k, <uint64_t> (k + 1))
-            tmp = perm[k]
-            perm[k] = perm[r]
-            perm[r] = tmp
-        for k in range(D):
-            P[D + k] = <floating_t> perm[k]
+            tmp = P[D + k]
+            P[D + k] = P[D + r]
+            P[D + r] = tmp
         # G: Gaussian diagonal, and its Frobenius norm
-        sky_fill_normal(seed, blk, TAG_GAUSS, first, g, D)
         norm2 = 0.0
-        for k in range(D):
-            P[2 * D + k] = <floating_t> g[k]
-            norm2 += g[k] * g[k]
+        for chunk in range((D + PARAM_CHUNK - 1) // PARAM_CHUNK):
+            k0 = chunk * PARAM_CHUNK
+            width = min(<Py_ssize_t> PARAM_CHUNK, D - k0)
+            sky_fill_normal(seed, blk, TAG_GAUSS, first + k0, g, width)
+            for k in range(width):
+                P[2 * D + k0 + k] = <floating_t> g[k]
+                norm2 += g[k] * g[k]
         # S' = chi(d') / (||G||_F sigma sqrt(d'))
         scale = 1.0 / (sqrt(norm2) * T.sigma * sqrt(<double> D))
         for k in range(D):
@@ -185,8 +189,6 @@ cdef void _make_params(FastfoodTransform T, Py_ssize_t j, floating_t *params) no
     for k in range(s_j):
         params[4 * D * n_chunks + k] = <floating_t> (
             TWO_PI * sky_uniform(seed, blk, TAG_PHASE, k))
-    free(g)
-    free(perm)
 
 
 cdef void _apply(FastfoodTransform T, Py_ssize_t j, const floating_t *params,

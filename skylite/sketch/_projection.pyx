@@ -10,13 +10,12 @@ Block j of these maps is z_j(x) = a * f(W_j^T x + b_j) with a d x s_j random mat
                   (one Gamma draw per column: multivariate t with 2 nu degrees of freedom)
     LEVY          Levy(0, beta^2 / 2)                         exp(-.), none   exp-semigroup
 
-With the block scaling sqrt(s_j / s) of DESIGN.md folded in, a = sqrt(2 / s) for the cosine
-maps and sqrt(1 / s) for the exponential one.  Parameters are laid out as W_j (d x s_j,
+With the block scaling sqrt(s_j / s) (docs/feature_maps.md) folded in, a = sqrt(2 / s) for the
+cosine maps and sqrt(1 / s) for the exponential one.  Parameters are laid out as W_j (d x s_j,
 row-major) followed, for the cosine maps, by the s_j phases b_j.
 """
 import numpy as np
 from libc.math cimport sqrt
-from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 from libc.stdint cimport uint32_t, uint64_t
 from scipy.linalg.cython_blas cimport dgemm, sgemm
@@ -37,6 +36,11 @@ cpdef enum Spectrum:
 # Stream tags: independent random arrays of one block.
 cdef uint32_t TAG_W = 0, TAG_PHASE = 1, TAG_COLUMN = 2
 cdef double TWO_PI = 6.283185307179586
+
+# Columns of W_j generated per pass of _make_params, whose scratch is two stack arrays of
+# this length (make_params_* has no work buffer and must not allocate).
+cdef enum:
+    PARAM_CHUNK = 256
 
 
 ctypedef fused floating_t:
@@ -81,31 +85,36 @@ cdef class ProjectionTransform(BlockTransform):
 
 
 cdef void _make_params(ProjectionTransform T, Py_ssize_t j, floating_t *params) noexcept nogil:
-    cdef Py_ssize_t d = T.n_features_in, s_j = T.block_size(j), r, k
+    """W_j (and b_j) into params, PARAM_CHUNK columns at a time: scratch on the stack, so
+    this cannot fail."""
+    cdef Py_ssize_t d = T.n_features_in, s_j = T.block_size(j), r, k, k0, chunk, width, first
     cdef uint64_t seed = T.seed
     cdef uint32_t blk = <uint32_t> j
-    cdef double *row = <double *> malloc(s_j * sizeof(double))
-    cdef double *column_scale = <double *> malloc(s_j * sizeof(double))
-    for k in range(s_j):
-        column_scale[k] = T.scale
-        if T.spectrum == STUDENT_T:
-            column_scale[k] = T.scale * sqrt(T.nu / sky_gamma(seed, blk, TAG_COLUMN, k, T.nu))
-    for r in range(d):
-        if T.spectrum == GAUSSIAN or T.spectrum == STUDENT_T:
-            sky_fill_normal(seed, blk, TAG_W, r * s_j, row, s_j)
-        elif T.spectrum == CAUCHY:
-            for k in range(s_j):
-                row[k] = sky_cauchy(seed, blk, TAG_W, r * s_j + k)
-        else:  # LEVY: the scale is Levy's own
-            for k in range(s_j):
-                row[k] = sky_levy(seed, blk, TAG_W, r * s_j + k, 1.0)
-        for k in range(s_j):
-            params[r * s_j + k] = <floating_t> (row[k] * column_scale[k])
+    cdef double row[PARAM_CHUNK]
+    cdef double column_scale[PARAM_CHUNK]
+    for chunk in range((s_j + PARAM_CHUNK - 1) // PARAM_CHUNK):
+        k0 = chunk * PARAM_CHUNK
+        width = min(<Py_ssize_t> PARAM_CHUNK, s_j - k0)
+        for k in range(width):
+            column_scale[k] = T.scale
+            if T.spectrum == STUDENT_T:
+                column_scale[k] = T.scale * sqrt(
+                    T.nu / sky_gamma(seed, blk, TAG_COLUMN, k0 + k, T.nu))
+        for r in range(d):
+            first = r * s_j + k0
+            if T.spectrum == GAUSSIAN or T.spectrum == STUDENT_T:
+                sky_fill_normal(seed, blk, TAG_W, first, row, width)
+            elif T.spectrum == CAUCHY:
+                for k in range(width):
+                    row[k] = sky_cauchy(seed, blk, TAG_W, first + k)
+            else:  # LEVY: the scale is Levy's own
+                for k in range(width):
+                    row[k] = sky_levy(seed, blk, TAG_W, first + k, 1.0)
+            for k in range(width):
+                params[first + k] = <floating_t> (row[k] * column_scale[k])
     if T.cosine:
         for k in range(s_j):
             params[d * s_j + k] = <floating_t> (TWO_PI * sky_uniform(seed, blk, TAG_PHASE, k))
-    free(row)
-    free(column_scale)
 
 
 cdef void _apply(ProjectionTransform T, Py_ssize_t j, const floating_t *params,

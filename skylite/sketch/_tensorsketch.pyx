@@ -10,7 +10,8 @@ sigma_p: [D] -> {+1, -1}; (C_p x~)_c = sum_{k: h_p(k) = c} sigma_p(k) x~_k), and
 
 the CountSketch of x~^{(x) q} under the hash sum_p h_p(i_p) mod s and the sign
 prod_p sigma_p(i_p), computed as a circular convolution.  Values are scaled by sqrt(s / S)
-(S = n_features) as DESIGN.md's block convention asks.  q = 1 is a plain CountSketch (no FFT).
+(S = n_features), the block scaling of docs/feature_maps.md.  q = 1 is a plain CountSketch
+(no FFT).
 
 Parameters of block j (param_size = 2 q D values of the float or double array):
     params[p * D + k]        = h_p(k)        (an integer, exact in float32 for s < 2^24)

@@ -1,4 +1,5 @@
-# The transform operator T[X_i, j] -> Z_ij shared by every feature map (DESIGN.md section 2).
+# The transform operator T[X_i, j] -> Z_ij shared by every feature map (docs/design.md,
+# docs/feature_maps.md).
 #
 # Native code (the ADMM engine) asks any map for block j of a range of rows, into a buffer
 # it owns, without the GIL:
@@ -12,6 +13,13 @@
 # The input is validated by the Python front before any of this runs (finite values, the
 # dimension the map was fitted with, float32 or float64, canonical CSR), so these methods
 # cannot fail.  A block's values come out already scaled by sqrt(s_j / s).
+#
+# Contract for subclasses: make_params_* and apply_* never allocate (apply_* takes all its
+# scratch from `work`, at most work_size(j, rows.n_rows) elements of the compute type;
+# make_params_* only fixed-size stack arrays), and apply_* accepts an empty range of rows,
+# writing nothing.  The base class's apply_* writes NaN (which the engine reports as
+# non-finite features) and records that it ran: `check_apply()` raises NotImplementedError
+# for a subclass that does not override both, and the feature-map fronts call it at fit.
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 cdef enum RowsKind:
@@ -46,6 +54,7 @@ cdef class BlockTransform:
     cdef readonly Py_ssize_t n_blocks
     cdef readonly uint64_t seed
     cdef Py_ssize_t[::1] offsets
+    cdef bint base_apply_ran     # set by the base class's apply_* (a subclass forgot one)
 
     cdef void _set_blocks(self, Py_ssize_t d, Py_ssize_t[::1] offsets, uint64_t seed)
     cdef Py_ssize_t block_size(self, Py_ssize_t j) noexcept nogil

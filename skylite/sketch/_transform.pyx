@@ -11,7 +11,7 @@ result does not depend on the number of threads.
 import numpy as np
 cimport numpy as cnp
 from cython.parallel cimport prange, threadid
-from libc.stdlib cimport malloc, free
+from libc.math cimport NAN
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 cnp.import_array()
@@ -34,9 +34,14 @@ cdef Rows rows_range(const Rows *rows, Py_ssize_t start, Py_ssize_t stop) noexce
 cdef class BlockTransform:
     """Base class of the native feature maps: sizes, seed and block layout.
 
-    Subclasses implement `param_size`, `work_size`, `make_params_*` and `apply_*`.
-    Block j covers output columns offsets[j]:offsets[j + 1].
+    Subclasses implement `param_size`, `work_size`, `make_params_*` and `apply_*` (see
+    `_transform.pxd` for their contract).  Block j covers output columns
+    offsets[j]:offsets[j + 1].  The base itself, `BlockTransform(d, offsets, seed=0)`, has
+    no parameters and its blocks are all NaN; it exists to be subclassed.
     """
+
+    def __init__(self, Py_ssize_t d, Py_ssize_t[::1] offsets, uint64_t seed=0):
+        self._set_blocks(d, offsets, seed)
 
     cdef void _set_blocks(self, Py_ssize_t d, Py_ssize_t[::1] offsets, uint64_t seed):
         self.n_features_in = d
@@ -62,11 +67,14 @@ cdef class BlockTransform:
 
     cdef void apply_f64(self, Py_ssize_t j, const double *params, const Rows *rows,
                         double *out, Py_ssize_t ldo, double *work) noexcept nogil:
-        pass
+        # not overridden: make the block non-finite rather than leave garbage in it
+        self.base_apply_ran = True
+        _fill_nan(rows.n_rows, self.block_size(j), out, ldo)
 
     cdef void apply_f32(self, Py_ssize_t j, const float *params, const Rows *rows,
                         float *out, Py_ssize_t ldo, float *work) noexcept nogil:
-        pass
+        self.base_apply_ran = True
+        _fill_nan(rows.n_rows, self.block_size(j), out, ldo)
 
     # ---- Python-level access (inputs already validated by skylite.sketch._base) ----
 
@@ -91,30 +99,71 @@ cdef class BlockTransform:
             self.make_params_f32(j, <float *> cnp.PyArray_DATA(p))
         return p
 
+    def check_apply(self):
+        """Raise NotImplementedError unless this class overrides apply_f64 and apply_f32.
+
+        Probes both on an empty range of rows (which any apply_* must accept)."""
+        cdef double dummy64 = 0.0
+        cdef float dummy32 = 0.0
+        cdef Rows empty
+        empty.kind = ROWS_DENSE
+        empty.n_rows = 0
+        empty.n_cols = self.n_features_in
+        empty.ld = self.n_features_in
+        empty.indptr = NULL
+        empty.indices = NULL
+        self.base_apply_ran = False
+        for j in range(self.n_blocks):
+            empty.itemsize = 8
+            empty.values = &dummy64
+            self.apply_f64(j, &dummy64, &empty, &dummy64, 0, &dummy64)
+            empty.itemsize = 4
+            empty.values = &dummy32
+            self.apply_f32(j, &dummy32, &empty, &dummy32, 0, &dummy32)
+        self._raise_if_base_apply_ran()
+
+    def _raise_if_base_apply_ran(self):
+        if self.base_apply_ran:
+            raise NotImplementedError(
+                f"{type(self).__name__} does not implement apply_f64 and apply_f32: "
+                f"BlockTransform's own write NaN")
+
     def fill(self, X, out, blocks, int n_threads):
         """Write Z_j of all rows of X for each j in `blocks`, side by side, into `out`.
 
         X: C-contiguous 2-D float32/float64 array, or a canonical scipy CSR matrix
         (int32 indices, int64 indptr) with data of the same dtype as `out`.
         out: C-contiguous (n, sum of the s_j) array of X's dtype.
+        Raises MemoryError if the per-thread buffers cannot be allocated, and
+        NotImplementedError (with `out` all NaN) for a class without its own apply_*.
         """
         cdef Py_ssize_t[::1] js = np.ascontiguousarray(blocks, dtype=np.intp)
+        cdef Py_ssize_t len_p = 1, len_w = 1
         for j in js:
             _check_block(self, j)
+            len_p = max(len_p, self.param_size(j) + 1)
+            len_w = max(len_w, self.work_size(j, TILE_ROWS) + 1)
         keep = []  # references that keep the pointers in `rows` alive
         cdef Rows rows = rows_of(X, keep)
         cdef cnp.ndarray o = out
         if o.shape[0] != rows.n_rows or o.shape[1] != sum(self.block_size(j) for j in js):
             raise ValueError("output buffer has the wrong shape")
-        cdef int status
+        # allocated here, under the GIL (numpy raises MemoryError); the sweep cannot fail
+        cdef cnp.ndarray params = np.empty(len_p, dtype=o.dtype)
+        cdef cnp.ndarray work = np.empty(n_threads * len_w, dtype=o.dtype)
+        cdef Py_ssize_t ldo = o.shape[1]
+        self.base_apply_ran = False
         if o.dtype == np.float64:
-            status = _fill_blocks(self, &rows, js, <double *> cnp.PyArray_DATA(o),
-                                  o.shape[1], n_threads)
+            with nogil:
+                _fill_blocks(self, &rows, js, <double *> cnp.PyArray_DATA(o), ldo,
+                             <double *> cnp.PyArray_DATA(params),
+                             <double *> cnp.PyArray_DATA(work), len_w, n_threads)
         else:
-            status = _fill_blocks(self, &rows, js, <float *> cnp.PyArray_DATA(o),
-                                  o.shape[1], n_threads)
-        if status != 0:
-            raise MemoryError("could not allocate the work buffers of the feature map")
+            with nogil:
+                _fill_blocks(self, &rows, js, <float *> cnp.PyArray_DATA(o), ldo,
+                             <float *> cnp.PyArray_DATA(params),
+                             <float *> cnp.PyArray_DATA(work), len_w, n_threads)
+        self._raise_if_base_apply_ran()
         return out
 
 
@@ -157,23 +206,25 @@ ctypedef fused floating_t:
     double
 
 
-cdef int _fill_blocks(BlockTransform T, const Rows *rows, Py_ssize_t[::1] blocks,
-                      floating_t *out, Py_ssize_t ldo, int n_threads) noexcept nogil:
-    """Fill out[:, col:col + s_j] = T[rows, j] for the listed blocks; 0 on success."""
+cdef void _fill_nan(Py_ssize_t n_rows, Py_ssize_t width, floating_t *out,
+                    Py_ssize_t ldo) noexcept nogil:
+    cdef Py_ssize_t i, c
+    for i in range(n_rows):
+        for c in range(width):
+            out[i * ldo + c] = <floating_t> NAN
+
+
+cdef void _fill_blocks(BlockTransform T, const Rows *rows, Py_ssize_t[::1] blocks,
+                       floating_t *out, Py_ssize_t ldo, floating_t *params, floating_t *work,
+                       Py_ssize_t work_len, int n_threads) noexcept nogil:
+    """Fill out[:, col:col + s_j] = T[rows, j] for the listed blocks.  params holds
+    param_size(j) and work n_threads * work_len >= work_size(j, TILE_ROWS) values, for
+    every listed j."""
     cdef Py_ssize_t n = rows.n_rows, n_tiles = (rows.n_rows + TILE_ROWS - 1) // TILE_ROWS
-    cdef Py_ssize_t b, j, t, start, stop, work_len, col = 0
-    cdef floating_t *params
-    cdef floating_t *work
+    cdef Py_ssize_t b, j, t, start, stop, col = 0
     cdef Rows tile
     for b in range(blocks.shape[0]):
         j = blocks[b]
-        work_len = T.work_size(j, TILE_ROWS) + 1
-        params = <floating_t *> malloc((T.param_size(j) + 1) * sizeof(floating_t))
-        work = <floating_t *> malloc(n_threads * work_len * sizeof(floating_t))
-        if params == NULL or work == NULL:
-            free(params)
-            free(work)
-            return -1
         if floating_t is double:
             T.make_params_f64(j, params)
         else:
@@ -188,7 +239,4 @@ cdef int _fill_blocks(BlockTransform T, const Rows *rows, Py_ssize_t[::1] blocks
             else:
                 T.apply_f32(j, params, &tile, out + start * ldo + col, ldo,
                             work + threadid() * work_len)
-        free(work)
-        free(params)
         col += T.block_size(j)
-    return 0

@@ -1,6 +1,4 @@
 """The identity feature map of the linear kernel: blocks are column slices of X."""
-import numpy as np
-
 from .._validation import check_positive
 from ._base import FeatureMap, even_block_sizes, register
 from ._identity import IdentityTransform
@@ -35,8 +33,7 @@ class Identity(FeatureMap):
         if self.n_blocks > d:
             raise ValueError(f"n_blocks ({self.n_blocks}) cannot exceed the number of input "
                              f"features ({d}) for the identity map")
-        offsets = np.concatenate([[0], np.cumsum(even_block_sizes(d, self.n_blocks))])
-        self.n_features_in_ = int(d)
-        self.seed_ = 0
-        self.transform_op_ = IdentityTransform(int(d), offsets.astype(np.intp))
-        return self
+        return self._set_transform_op(d, 0, even_block_sizes(d, self.n_blocks))
+
+    def _make_transform_op(self, d, offsets, seed):
+        return IdentityTransform(d, offsets)

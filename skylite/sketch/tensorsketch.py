@@ -15,7 +15,7 @@ hashes h_p: [d + 1] -> [s] and signs sigma_p: [d + 1] -> {+1, -1}, E[z_j(x) . z_
 CountSketch of x~ (no FFT), unbiased for gamma x . x' + coef0.
 
 Block j of size s_j is an independent TensorSketch whose hashes and signs come from
-(seed, j) alone; block values are scaled by sqrt(s_j / s) (DESIGN.md section 2).  The FFT is
+(seed, j) alone; block values are scaled by sqrt(s_j / s) (docs/feature_maps.md).  The FFT is
 skylite's own (radix-2 for power-of-two s_j, Bluestein's chirp-z for any other s_j), run
 without the GIL in the driver's threads.  See `_tensorsketch.pyx` for the parameter layout.
 """
