@@ -1,6 +1,7 @@
 """skylite.io: the svmlight / LIBSVM reader (whole files, byte ranges, gzip) and writer."""
 import builtins
 import gzip
+import io
 import os
 import random
 import tempfile
@@ -12,8 +13,8 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skylite.io import (SvmlightPart, assemble, dump_svmlight, load_svmlight, read_svmlight_part,
-                        resolve_features, svmlight_byte_ranges)
+from skylite.io import (SvmlightPart, assemble, dump_svmlight, iter_svmlight_rows, load_svmlight,
+                        read_svmlight_part, resolve_features, svmlight_byte_ranges)
 from skylite.io import svmlight as svmlight_module
 
 from conftest import SHARED_DATA
@@ -444,10 +445,8 @@ def test_dump_rejects_bad_input(workdir):
 def test_iter_svmlight_rows_yields_each_line_as_it_arrives():
     """A stream's rows equal the file reader's, and a row is yielded before the next line
     exists (the reader never reads ahead)."""
-    import io as _io
-    from skylite.io import iter_svmlight_rows
 
-    class OneLineAtATime(_io.RawIOBase):
+    class OneLineAtATime(io.RawIOBase):
         def __init__(self, lines):
             self.lines, self.served = list(lines), 0
 
@@ -473,7 +472,5 @@ def test_iter_svmlight_rows_yields_each_line_as_it_arrives():
     (b"1 7:2\n", "<stdin>: line 1: feature index 7 does not fit n_features=4"),
 ])
 def test_iter_svmlight_rows_errors_name_the_line(text, message):
-    import io as _io
-    from skylite.io import iter_svmlight_rows
     with pytest.raises(ValueError, match=message):
-        list(iter_svmlight_rows(_io.BytesIO(text), n_features=4, zero_based=False))
+        list(iter_svmlight_rows(io.BytesIO(text), n_features=4, zero_based=False))
