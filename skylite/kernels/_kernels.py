@@ -6,6 +6,7 @@ workspace of at most 32 MB (or two rows, for rows longer than that), and builds 
 feature map with `feature_map(n_features, ...)` (libSkylark's habit: the kernel knows its
 own feature maps).
 """
+import functools
 import math
 
 import numpy as np
@@ -19,6 +20,16 @@ from ..sketch import (Fastfood, GaussianRFF, Identity, LaplacianRFF, MaternRFF, 
 
 # float64 elements of workspace for one block pair of `gram` (32 MB).
 _WORKSPACE = 4 * 1024 * 1024
+
+# The quasi-Monte-Carlo methods of a random Fourier feature factory, and the sequence of
+# method="qmc" (docs/feature_maps.md: the Gram-error measurements behind the choice).
+QMC_DEFAULT_SEQUENCE = "sobol"
+
+
+def _qmc_methods(rff_factory):
+    """{'qmc', 'qmc_halton', 'qmc_sobol'}: rff_factory with a low-discrepancy sequence."""
+    return {name: functools.partial(rff_factory, sequence=sequence) for name, sequence in
+            (("qmc", QMC_DEFAULT_SEQUENCE), ("qmc_halton", "halton"), ("qmc_sobol", "sobol"))}
 
 
 class Kernel:
@@ -70,7 +81,9 @@ class Kernel:
     def feature_map(self, n_features, *, n_blocks=1, random_state=0, method=None):
         """A random feature map z with E[z(x) . z(x')] = k(x, x') (unfitted).
 
-        method: one of the kernel's `methods` (default: the first).
+        method: one of the kernel's `methods` (default: the first): "rff" (Monte Carlo random
+        Fourier features), "qmc" / "qmc_halton" / "qmc_sobol" (quasi-Monte Carlo), "fastfood".
+        Returns an unfitted FeatureMap: fit(X) then transform(X) gives Z (n x n_features).
         """
         names = list(self._methods)
         method = names[0] if method is None else method
@@ -100,7 +113,8 @@ def _dense(rows):
 
 
 class Gaussian(Kernel):
-    """k(x, x') = exp(-||x - x'||^2 / (2 sigma^2)).  Maps: 'rff' (GaussianRFF), 'fastfood'."""
+    """k(x, x') = exp(-||x - x'||^2 / (2 sigma^2)).  Maps: 'rff' (GaussianRFF), 'fastfood',
+    'qmc' / 'qmc_halton' / 'qmc_sobol' (GaussianRFF with a low-discrepancy sequence)."""
 
     def __init__(self, sigma=1.0):
         self.sigma = check_positive(sigma, "sigma")
@@ -110,19 +124,20 @@ class Gaussian(Kernel):
         K *= -0.5 / self.sigma**2
         return np.exp(K, out=K)
 
-    def _rff(self, n_features, n_blocks, random_state):
+    def _rff(self, n_features, n_blocks, random_state, sequence="monte_carlo"):
         return GaussianRFF(n_features, sigma=self.sigma, n_blocks=n_blocks,
-                           random_state=random_state)
+                           random_state=random_state, sequence=sequence)
 
     def _fastfood(self, n_features, n_blocks, random_state):
         return Fastfood(n_features, sigma=self.sigma, n_blocks=n_blocks,
                         random_state=random_state)
 
-    _methods = {"rff": _rff, "fastfood": _fastfood}
+    _methods = {"rff": _rff, "fastfood": _fastfood, **_qmc_methods(_rff)}
 
 
 class Laplacian(Kernel):
-    """k(x, x') = exp(-||x - x'||_1 / sigma).  Map: 'rff' (LaplacianRFF)."""
+    """k(x, x') = exp(-||x - x'||_1 / sigma).  Maps: 'rff' (LaplacianRFF), 'qmc' /
+    'qmc_halton' / 'qmc_sobol'."""
 
     def __init__(self, sigma=1.0):
         self.sigma = check_positive(sigma, "sigma")
@@ -132,11 +147,11 @@ class Laplacian(Kernel):
         K *= -1.0 / self.sigma
         return np.exp(K, out=K)
 
-    def _rff(self, n_features, n_blocks, random_state):
+    def _rff(self, n_features, n_blocks, random_state, sequence="monte_carlo"):
         return LaplacianRFF(n_features, sigma=self.sigma, n_blocks=n_blocks,
-                            random_state=random_state)
+                            random_state=random_state, sequence=sequence)
 
-    _methods = {"rff": _rff}
+    _methods = {"rff": _rff, **_qmc_methods(_rff)}
 
 
 class Matern(Kernel):
@@ -144,7 +159,8 @@ class Matern(Kernel):
 
         k(r) = 2^(1-nu) / Gamma(nu) (sqrt(2 nu) r / l)^nu K_nu(sqrt(2 nu) r / l),  k(0) = 1,
 
-    with closed forms for nu = 0.5, 1.5, 2.5.  Map: 'rff' (MaternRFF).
+    with closed forms for nu = 0.5, 1.5, 2.5.  Maps: 'rff' (MaternRFF), 'qmc' / 'qmc_halton' /
+    'qmc_sobol'.
     """
 
     def __init__(self, nu=1.5, length_scale=1.0):
@@ -173,11 +189,11 @@ class Matern(Kernel):
         K[~np.isfinite(K)] = 0.0  # K_nu underflows to 0 for large t
         return K
 
-    def _rff(self, n_features, n_blocks, random_state):
+    def _rff(self, n_features, n_blocks, random_state, sequence="monte_carlo"):
         return MaternRFF(n_features, nu=self.nu, length_scale=self.length_scale,
-                         n_blocks=n_blocks, random_state=random_state)
+                         n_blocks=n_blocks, random_state=random_state, sequence=sequence)
 
-    _methods = {"rff": _rff}
+    _methods = {"rff": _rff, **_qmc_methods(_rff)}
 
 
 class Polynomial(Kernel):

@@ -173,6 +173,34 @@ class BandwidthFeatureMap(FeatureMap):
         check_positive(self.sigma, "sigma")
 
 
+class MaternFeatureMap(FeatureMap):
+    """Base of the maps of the Matern kernel (MaternRFF, MaternFastfood); subclasses only build
+    their native operator.
+
+    Parameters
+    ----------
+    n_features : int
+        s, the number of random features.
+    nu : float > 0
+        Smoothness.
+    length_scale : float > 0
+        l.
+    n_blocks, random_state : as for BandwidthFeatureMap.
+    """
+
+    def __init__(self, n_features=1024, nu=1.5, length_scale=1.0, n_blocks=1, random_state=0):
+        self.n_features = n_features
+        self.nu = nu
+        self.length_scale = length_scale
+        self.n_blocks = n_blocks
+        self.random_state = random_state
+
+    def _check_params(self):
+        self._check_common_params()
+        check_positive(self.nu, "nu")
+        check_positive(self.length_scale, "length_scale")
+
+
 _REGISTRY = {}
 
 
