@@ -15,8 +15,8 @@ from scipy.spatial.distance import cdist
 from scipy.special import gamma as gamma_fn, kv
 
 from .._validation import check_positive, check_rows
-from ..sketch import (Fastfood, GaussianRFF, Identity, LaplacianRFF, MaternRFF, RandomLaplace,
-                      TensorSketch)
+from ..sketch import (JLT, SRHT, CountSketch, Fastfood, GaussianRFF, Identity, LaplacianRFF,
+                      MaternFastfood, MaternRFF, RandomLaplace, TensorSketch)
 
 # float64 elements of workspace for one block pair of `gram` (32 MB).
 _WORKSPACE = 4 * 1024 * 1024
@@ -82,7 +82,8 @@ class Kernel:
         """A random feature map z with E[z(x) . z(x')] = k(x, x') (unfitted).
 
         method: one of the kernel's `methods` (default: the first): "rff" (Monte Carlo random
-        Fourier features), "qmc" / "qmc_halton" / "qmc_sobol" (quasi-Monte Carlo), "fastfood".
+        Fourier features), "qmc" / "qmc_halton" / "qmc_sobol" (quasi-Monte Carlo), "fastfood",
+        or for `Linear` the sketches "jlt", "srht", "countsketch".
         Returns an unfitted FeatureMap: fit(X) then transform(X) gives Z (n x n_features).
         """
         names = list(self._methods)
@@ -159,8 +160,8 @@ class Matern(Kernel):
 
         k(r) = 2^(1-nu) / Gamma(nu) (sqrt(2 nu) r / l)^nu K_nu(sqrt(2 nu) r / l),  k(0) = 1,
 
-    with closed forms for nu = 0.5, 1.5, 2.5.  Maps: 'rff' (MaternRFF), 'qmc' / 'qmc_halton' /
-    'qmc_sobol'.
+    with closed forms for nu = 0.5, 1.5, 2.5.  Maps: 'rff' (MaternRFF), 'fastfood'
+    (MaternFastfood), 'qmc' / 'qmc_halton' / 'qmc_sobol'.
     """
 
     def __init__(self, nu=1.5, length_scale=1.0):
@@ -193,7 +194,11 @@ class Matern(Kernel):
         return MaternRFF(n_features, nu=self.nu, length_scale=self.length_scale,
                          n_blocks=n_blocks, random_state=random_state, sequence=sequence)
 
-    _methods = {"rff": _rff, **_qmc_methods(_rff)}
+    def _fastfood(self, n_features, n_blocks, random_state):
+        return MaternFastfood(n_features, nu=self.nu, length_scale=self.length_scale,
+                              n_blocks=n_blocks, random_state=random_state)
+
+    _methods = {"rff": _rff, "fastfood": _fastfood, **_qmc_methods(_rff)}
 
 
 class Polynomial(Kernel):
@@ -241,7 +246,9 @@ class ExpSemigroup(Kernel):
 
 
 class Linear(Kernel):
-    """k(x, x') = x . x'.  Map: 'identity' (exact; n_features is ignored, s = d)."""
+    """k(x, x') = x . x'.  Maps: 'identity' (exact; n_features is ignored, s = d), and the
+    linear sketches z(x) = S x of n_features columns, E[z(x).z(x')] = x.x': 'jlt' (dense
+    Gaussian), 'srht' (subsampled randomized Hadamard), 'countsketch' (O(nnz) for CSR rows)."""
 
     def _block(self, Xb, Yb):
         return Xb @ Yb.T
@@ -249,4 +256,10 @@ class Linear(Kernel):
     def _identity(self, n_features, n_blocks, random_state):
         return Identity(n_blocks=n_blocks)
 
-    _methods = {"identity": _identity}
+    def _sketch(self, n_features, n_blocks, random_state, cls):
+        return cls(n_features, n_blocks=n_blocks, random_state=random_state)
+
+    _methods = {"identity": _identity,
+                "jlt": functools.partial(_sketch, cls=JLT),
+                "srht": functools.partial(_sketch, cls=SRHT),
+                "countsketch": functools.partial(_sketch, cls=CountSketch)}

@@ -131,10 +131,21 @@ class FeatureMap(Params):
         """{'type', 'params', 'seed', 'n_features_in'}: enough to rebuild the fitted map
         exactly (its random parameters are regenerated from the seed)."""
         self._check_fitted()
-        params = dict(self.get_params())
+        params = self._json_params()
         params.pop("random_state", None)
         return {"type": type(self).__name__, "params": params, "seed": self.seed_,
                 "n_features_in": self.n_features_in_}
+
+    def _json_params(self):
+        """The constructor arguments as plain JSON values (maps given as parameters become
+        their `map_spec`)."""
+        return {name: map_spec(value) if isinstance(value, FeatureMap) else value
+                for name, value in self.get_params().items()}
+
+    @classmethod
+    def _params_from_json(cls, params):
+        """The inverse of `_json_params`: constructor arguments from their JSON form."""
+        return dict(params)
 
     @classmethod
     def from_dict(cls, state):
@@ -210,11 +221,28 @@ def register(cls):
     return cls
 
 
+def map_spec(fmap):
+    """{'type', 'params'} of an (unfitted or fitted) map: its class and constructor arguments
+    in JSON form; `map_from_spec` rebuilds the unfitted map."""
+    return {"type": type(fmap).__name__, "params": fmap._json_params()}
+
+
+def map_from_spec(spec):
+    """The unfitted map described by `map_spec(fmap)`."""
+    try:
+        cls = _REGISTRY[spec["type"]]
+        params = cls._params_from_json(spec["params"])
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not a skylite feature-map description: {exc!r}") from None
+    return cls(**params)
+
+
 def map_from_dict(state, expected=None):
     """Rebuild the fitted feature map described by `FeatureMap.to_dict()`."""
     try:
         cls = _REGISTRY[state["type"]]
-        params, seed, d = dict(state["params"]), state["seed"], state["n_features_in"]
+        params, seed, d = state["params"], state["seed"], state["n_features_in"]
+        params = cls._params_from_json(params)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"not a skylite feature-map description: {exc!r}") from None
     if expected is not None and not issubclass(cls, expected):
