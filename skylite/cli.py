@@ -127,7 +127,8 @@ def _make_model(args, dist):
                      ("sigma", "gamma", "degree", "coef0", "nu", "length_scale", "beta")
                      if getattr(args, name) is not None}
     return cls(args.kernel, loss=args.loss, regularizer=args.reg, alpha=args.alpha,
-               n_features=args.features, n_blocks=args.blocks, method=args.method,
+               n_features=args.features, n_blocks=args.blocks,
+               method=f"qmc_{args.quasi}" if args.quasi else args.method,
                rho=args.rho, max_iter=args.iters, tol=args.tol, relaxation=args.relaxation,
                acceleration=None if args.acceleration == "none" else args.acceleration,
                n_threads=args.threads,
@@ -261,7 +262,14 @@ def build_parser():
                    help="regularization weight (scikit-learn's C = 1 / (n alpha))")
     g.add_argument("--features", type=_positive(int), default=2048,
                    help="random features s")
-    g.add_argument("--method", help="feature map method, e.g. fastfood (gaussian)")
+    m = g.add_mutually_exclusive_group()
+    m.add_argument("--method", help="feature map method: rff (default), fastfood (gaussian, "
+                                    "matern), qmc_halton / qmc_sobol (gaussian, laplacian, "
+                                    "matern), jlt / srht / countsketch (linear: a sketch of "
+                                    "--features columns)")
+    m.add_argument("--quasi", nargs="?", const="sobol", choices=("sobol", "halton"),
+                   help="quasi-Monte-Carlo random features: scrambled Sobol' (default) or "
+                        "leaped Halton (libSkylark's -q 1); same as --method qmc_SEQUENCE")
     g = p.add_argument_group("solver")
     g.add_argument("--blocks", type=_positive(int), help="column blocks C (default: auto)")
     g.add_argument("--iters", type=_positive(int), default=500, help="max ADMM iterations")
