@@ -23,7 +23,7 @@ import numpy as np
 from ._distributed import Distributed
 from .admm import ConvergenceError, ConvergenceWarning
 from .datasets import load_pendigits
-from .estimators import KERNEL_NAMES, PRESETS, KernelSVC, load
+from .estimators import KERNEL_NAMES, PRESETS, KernelMachine, KernelSVC, load
 from .io.files import read_rows
 
 
@@ -122,7 +122,8 @@ def _check_writable(path):
 
 
 def _make_model(args, dist):
-    cls = PRESETS[args.loss]
+    # class labels with squared / lad: the general machine (the presets keep their kind)
+    cls = KernelMachine if args.classification else PRESETS[args.loss]
     kernel_params = {name: getattr(args, name) for name in
                      ("sigma", "gamma", "degree", "coef0", "nu", "length_scale", "beta")
                      if getattr(args, name) is not None}
