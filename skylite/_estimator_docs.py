@@ -20,8 +20,11 @@ alpha : float >= 0, default=1e-4
 n_features : int, default=2048
     s, the number of random features (ignored by the linear kernel, where s = d).
 n_blocks : int or None, default=None
-    C, the number of column blocks of the feature matrix Z.  None: max(threads,
-    ceil(s / 1024)).
+    C, the number of column blocks of the feature matrix Z.  None: ceil(s / 1024), at least
+    2, and more when a block's rows and factor would exceed 1 GiB (n s_j + min(n, s_j)^2
+    floats); the linear kernel (s = d) has no 1024-column limit.  It depends on s and n
+    only, so the default model is the same on every machine and thread count
+    (skylite.admm.memory.default_n_blocks, docs/choosing_parameters.md).
 feature_map : skylite.sketch map or None, default=None
     An unfitted feature map to use instead of the kernel's default one, e.g.
     `skylite.sketch.Fastfood(8192, sigma=5)`.
@@ -66,8 +69,11 @@ anderson_memory : int, default=5
 n_threads : int or None, default=None
     Threads of the native code (None: all cores).  The fitted model does not depend on it.
 memory_budget : int or None, default=None
-    Bytes the engine may spend on caches (feature blocks Z_j, then map parameters);
-    0 caches nothing, None takes half the available memory.
+    Bytes the engine may spend on caches (feature blocks Z_j, then map parameters) beyond
+    its working memory; 0 caches nothing, None takes half the available memory.  The
+    working memory (state, factors, per-thread buffers and map parameters) is counted
+    before anything is allocated: a fit that does not fit in the available memory raises
+    MemoryError with one line saying what to change (docs/choosing_parameters.md).
 precision : "float64" or "float32", default="float64"
     Precision of the feature blocks (transform, cache, products with Z); float32 halves
     their cost and size.  The solver state stays float64.
@@ -135,7 +141,8 @@ history_ : list of dict
 validation_indices_ : ndarray or None
     The rows of X (of this rank's X under `comm`) held out by `early_stopping`, sorted.
 memory_estimate_ : int
-    The paper's per-process memory estimate, in bytes.
+    Bytes this process allocated for training at its peak: the working memory (counted
+    before the fit, see `memory_budget`) plus the caches.
 phase_seconds_ : dict
     Seconds spent per phase of the engine (transform, factor, products, ...).
 """

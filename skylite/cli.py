@@ -13,6 +13,7 @@ iteration and a summary, and writes the model (`skylite.load` reads it); `predic
 prediction per line.  Errors in files or options print one line and exit non-zero.
 """
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -332,14 +333,41 @@ def main(argv=None):
     dist = None
     try:
         dist = world()
-        return args.run(args, dist)
-    except (ValueError, TypeError, OSError, ConvergenceError, RuntimeError) as exc:
-        # bad files, data or option values: one line, no traceback; an error every rank
-        # raised alike is printed by rank 0 only
-        if dist is None or dist.is_root or not getattr(exc, "collective", False):
-            where = f"[rank {dist.rank}] " if dist is not None and not dist.serial else ""
-            print(f"skylite {args.command}: {where}error: {exc}", file=sys.stderr)
-        return 1
+        with _warnings_as_lines(f"skylite {args.command}", dist):
+            return args.run(args, dist)
     except KeyboardInterrupt:
         print(f"skylite {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        # bad files, data, options or sizes: one line, no traceback; an error every rank
+        # raised alike is printed by rank 0 only
+        if dist is None or dist.is_root or not getattr(exc, "collective", False):
+            where = f"[rank {dist.rank}] " if dist is not None and not dist.serial else ""
+            print(f"skylite {args.command}: {where}error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+
+
+_EXPECTED = (ValueError, TypeError, OSError, MemoryError, ConvergenceError, RuntimeError)
+
+
+def _one_line(exc):
+    """The message of an error on one line; an unexpected kind of error is named."""
+    lines = str(exc).strip().splitlines() or [type(exc).__name__]
+    message = lines[0]
+    return message if isinstance(exc, _EXPECTED) else f"{type(exc).__name__}: {message}"
+
+
+@contextlib.contextmanager
+def _warnings_as_lines(prefix, dist):
+    """Show warnings as one line `prefix: warning: message`, on rank 0 only."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        if dist.is_root:
+            text = str(message).strip().splitlines()
+            print(f"{prefix}: warning: {text[0] if text else category.__name__}",
+                  file=sys.stderr)
+    saved = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = saved

@@ -27,10 +27,10 @@ from . import kernels as kernels_module
 from . import persistence
 from ._distributed import Distributed
 from ._estimator_docs import estimator_docstring
-from ._threads import resolve_threads
 from ._validation import (FLOAT_DTYPES, check_positive, check_rows, native_rows,
                           resolve_seed)
 from .admm import BlockADMM
+from .admm.memory import default_n_blocks
 from .prox import get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
 from .sketch import FeatureMap
@@ -183,9 +183,11 @@ class KernelMachine(BaseEstimator):
         kernel = self._kernel_object(X, dist)
         check_positive(self.n_features, "n_features", integer=True)
         n_blocks = self.n_blocks
-        if n_blocks is None:
-            threads = resolve_threads(self.n_threads)
-            n_blocks = min(self.n_features, max(threads, -(-self.n_features // 1024)))
+        if n_blocks is None:     # from the problem alone: the same model on every machine
+            rows = max(dist.allgather(X.shape[0]))
+            linear = isinstance(kernel, kernels_module.Linear)
+            n_blocks = (default_n_blocks(X.shape[1], rows, max_block=None) if linear
+                        else default_n_blocks(self.n_features, rows))
         fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
                                   random_state=self.random_state, method=self.method)
         return dist.agree(fmap.fit, X)
