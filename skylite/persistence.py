@@ -71,10 +71,13 @@ def save(model, path):
 
 
 def load(path, estimators):
-    """Read a model written by `save`; raises ValueError for a corrupted or foreign file.
+    """Read a model written by `save`; raises FileNotFoundError ("no such file: ...") for a
+    missing file and ValueError for a corrupted or foreign one (e.g. an unknown loss).
 
     estimators: {class name: class} of the estimator classes a file may name.
     """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no such file: {path}")
     with open(path, "rb") as f:
         data = f.read()
     if data[:8] != MAGIC or len(data) < 16:
@@ -109,6 +112,8 @@ def load(path, estimators):
         if "classes" in header:
             model.classes_ = np.array(header["classes"]["values"],
                                       dtype=np.dtype(header["classes"]["dtype"]))
+        if model.is_classifier != ("classes" in header):    # the loss parameter resolves
+            raise ValueError("its loss parameter and its classes disagree")
     except (KeyError, TypeError, ValueError, AttributeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path} is a corrupted skylite model file: {exc}") from None
     if model.feature_map_.n_features != s:

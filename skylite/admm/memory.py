@@ -31,6 +31,7 @@ import math
 import os
 from dataclasses import dataclass, field
 
+from ..sketch import Identity
 from ._graph_projection import sweep_buffer_bytes
 
 FLOAT64 = 8
@@ -224,7 +225,8 @@ def refusal(need, available, fmap, fitting_blocks):
     part.  fitting_blocks: the smallest number of column blocks that would fit, or None."""
     more_blocks = (f"n_blocks={fitting_blocks} (--blocks {fitting_blocks})"
                    if fitting_blocks else None)
-    fewer_features = "fewer features (n_features, --features)"
+    fewer_features = ("fewer input columns (the linear kernel has s = d)"
+                      if isinstance(fmap, Identity) else "fewer features (n_features, --features)")
     largest = need.largest()
     if largest == "map parameters":
         tips = [f"{type(fmap).__name__} draws a {fmap.n_features_in_} x s_j matrix per "
