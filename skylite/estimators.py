@@ -30,13 +30,11 @@ from ._estimator_docs import estimator_docstring
 from ._validation import (FLOAT_DTYPES, check_positive, check_rows, native_rows,
                           resolve_seed)
 from .admm import BlockADMM
-from .admm.memory import default_n_blocks
+from .admm.memory import SCORING_ROWS, default_n_blocks
 from .prox import get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
 from .sketch import FeatureMap
 
-# Rows per chunk when outputs are computed block by block (memory: rows x max s_j).
-_PREDICT_ROWS = 8192
 
 _KERNELS = {
     "gaussian": (kernels_module.Gaussian, ("sigma",)),
@@ -344,8 +342,8 @@ class KernelMachine(BaseEstimator):
         fmap = self.feature_map_
         offsets = np.concatenate([[0], np.cumsum(fmap.block_sizes)])
         O = np.zeros((X.shape[0], W.shape[1]))
-        for start in range(0, X.shape[0], _PREDICT_ROWS):
-            rows = X[start:start + _PREDICT_ROWS]
+        for start in range(0, X.shape[0], SCORING_ROWS):
+            rows = X[start:start + SCORING_ROWS]
             for j in range(len(offsets) - 1):
                 Zj = fmap.block(rows, j, n_threads=self.n_threads)
                 O[start:start + rows.shape[0]] += Zj @ W[offsets[j]:offsets[j + 1]]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import skylite
-from skylite.cli import build_parser, main
+from skylite.cli import build_parser, demo_models, main
 from skylite.io import dump_svmlight
 
 
@@ -239,3 +239,13 @@ def test_killed_training_resumes_from_its_checkpoint(pendigits_npz, tmp_path):
     assert not checkpoint.exists()                       # removed when training ends
     resumed, uninterrupted = skylite.load(tmp_path / "resumed.sky"), skylite.load(full)
     np.testing.assert_array_equal(resumed.coef_, uninterrupted.coef_)
+
+
+def test_the_demo_linear_baseline_converges(pendigits):
+    X, y = pendigits[0] / 100.0, pendigits[1]
+    defaults = build_parser().parse_args(["demo"])
+    name, linear = demo_models(defaults.features, defaults.blocks, defaults.sigma,
+                               defaults.alpha, defaults.seed)[0]
+    assert name == "linear SVM"
+    linear.fit(X, y)
+    assert linear.converged_ and linear.n_iter_ < linear.max_iter

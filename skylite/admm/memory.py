@@ -38,7 +38,8 @@ FLOAT64 = 8
 # The most floats one column block's rows and factor may take in the default block layout
 # (`default_n_blocks`): 2^27, 1 GiB of float64.
 BLOCK_FLOATS = 2**27
-# Rows per chunk when outputs are scored or predicted block by block (skylite.estimators).
+# Rows per chunk when outputs are scored or predicted block by block (skylite.estimators;
+# memory: rows x max s_j).
 SCORING_ROWS = 8192
 
 
