@@ -9,7 +9,7 @@ On MNIST rows (../shared/data/mnist.npz, float64), hinge loss (kernel SVM), Gaus
 2. the time per phase (transform, factor, products with Z, solves, prox, reductions), the
    paper's performance breakdown, with no cache and with every block cached;
 3. peak RSS of training at s = 32768 (explicit Z would be rows x 32768 x 8 bytes), measured
-   in a fresh process, beside the paper's memory estimate.
+   in a fresh process, beside the memory counted before training (memory_estimate_).
 4. (--bandwidth) a cached float32 iteration beside the two products an iteration needs,
    Z.T @ B and Z @ W, in float32 numpy on an explicit Z of the same size (issue target: the
    ratio at most 1.3; MNIST 60k at s = 16384 needs about 8 GB for the two copies of Z).
@@ -59,7 +59,7 @@ def bandwidth(X, y, s, iters):
 
 
 def peak_rss_child(rows, s, C, iters):
-    """Runs in a fresh process: train, then report peak RSS and the paper's estimate.
+    """Runs in a fresh process: train, then report peak RSS and memory_estimate_.
 
     Peak RSS is VmHWM (benchmarks/_memory.py), this process's own high-water mark."""
     X, y = load(rows)
@@ -123,7 +123,7 @@ def main():
     explicit = args.rows * big_s * 8
     print(f"\nMemory at s={big_s}, C={big_C}, memory_budget=0, {args.rows} rows")
     print(f"explicit Z would take   {explicit / 2**30:6.2f} GiB")
-    print(f"paper's estimate        {rss['estimate'] / 2**30:6.2f} GiB")
+    print(f"memory_estimate_        {rss['estimate'] / 2**30:6.2f} GiB")
     print(f"measured peak RSS       {rss['peak_rss'] / 2**30:6.2f} GiB "
           f"(data X itself {rss['data'] / 2**30:.2f} GiB; {rss['per_iter']:.1f} s/iter)")
 

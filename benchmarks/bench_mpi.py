@@ -13,7 +13,7 @@ own rows out of the npz (no rank ever holds the whole training set).  Prints mar
    the 2-rank / 1-rank ratio against the 0.6x target, communication seconds per iteration
    (Reduce + Bcast + Allreduce inside the engine, `comm_seconds` of history_);
 2. weak scaling (n / P = --rows / 2 fixed) for 1 and 2 ranks;
-3. per-rank peak RSS (VmHWM of /proc/self/status, gathered) beside the paper's estimate
+3. per-rank peak RSS (VmHWM of /proc/self/status, gathered) beside the memory counted
    `memory_estimate_`.
 
 On a shared 2-core machine the timings are noisy while other work runs: rerun if needed.
@@ -169,7 +169,7 @@ def main():
         print(f"| {P} | {weak_rows * P} | {weak[P]['fit']:.2f} | {weak[P]['per_iter']:.3f} | "
               f"{weak[1]['per_iter'] / weak[P]['per_iter']:.2f} |")
     print("\nMemory per rank (strong scaling runs)\n")
-    print("| ranks | rank | rows | paper estimate MiB | peak RSS MiB | RSS before data MiB "
+    print("| ranks | rank | rows | memory_estimate_ MiB | peak RSS MiB | RSS before data MiB "
           "| peak - before MiB | X itself MiB |")
     print("|---|---|---|---|---|---|---|---|")
     for P in (1, 2):

@@ -3,8 +3,8 @@
     mpiexec -n 2 python examples/mpi_sparse.py [TRAIN.svm[.gz] TEST.svm[.gz]]
 
 Defaults to ../shared/data/reuters_lasvm.svm.gz and reuters_lasvm.t.svm.gz.  Every rank reads
-only the lines whose first byte falls in its share of the file (`skylite.io.files.read_rows`:
-byte ranges of a plain file are read from disk, a gzipped one is decompressed on each rank),
+only the lines whose first byte falls in its share of the file (`skylite.io.read_rows` with
+`comm=`: byte ranges of a plain file are read from disk, a gzipped one is decompressed on each rank),
 the ranks agree on the number of columns, and a failure on any rank (missing file, malformed
 line) stops every rank with the same error.  The same as
 
@@ -18,8 +18,7 @@ from pathlib import Path
 from mpi4py import MPI
 
 from skylite import KernelSVC
-from skylite._distributed import Distributed
-from skylite.io.files import read_rows
+from skylite.io import read_rows
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -27,19 +26,19 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 def main():
     train, test = (sys.argv[1:3] if len(sys.argv) == 3 else
                    (DATA / "reuters_lasvm.svm.gz", DATA / "reuters_lasvm.t.svm.gz"))
-    dist = Distributed(MPI.COMM_WORLD)
+    comm = MPI.COMM_WORLD
     start = time.perf_counter()
-    X, y = read_rows(train, dist=dist)
-    X_test, y_test = read_rows(test, n_features=X.shape[1], dist=dist)
-    rows = dist.allgather(X.shape[0])
-    if dist.is_root:
+    X, y = read_rows(train, comm=comm)
+    X_test, y_test = read_rows(test, n_features=X.shape[1], comm=comm)
+    rows = comm.allgather(X.shape[0])
+    if comm.Get_rank() == 0:
         print(f"{train}: rows per rank {rows}, {X.shape[1]} features, read in "
               f"{time.perf_counter() - start:.2f}s")
-    model = KernelSVC("linear", alpha=1e-4, n_threads=1, comm=MPI.COMM_WORLD)
+    model = KernelSVC("linear", alpha=1e-4, n_threads=1, comm=comm)
     model.fit(X, y)
     accuracy = model.score(X_test, y_test)        # global: every rank calls it
-    if dist.is_root:
-        print(f"linear SVM over {dist.size} ranks: {model.n_iter_} iterations, "
+    if comm.Get_rank() == 0:
+        print(f"linear SVM over {comm.Get_size()} ranks: {model.n_iter_} iterations, "
               f"{time.perf_counter() - start:.1f}s, test accuracy {100 * accuracy:.2f}%")
 
 

@@ -1,13 +1,19 @@
 """Input checks shared by every public entry point.
 
-Native code never sees unchecked input: these functions turn what a user passes into the
-exact layouts the Cython kernels assume (C-contiguous float32/float64 rows, or canonical CSR
-with int32 indices and int64 indptr) and raise ValueError naming the problem otherwise.
+Native code never sees unchecked input.  `check_rows` runs scikit-learn's `check_array`
+(dtype, dimensions, NaN / infinity, minimum sizes) and then turns the result into the exact
+layouts the Cython kernels assume: C-contiguous float32/float64 rows, or canonical CSR with
+int32 indices and int64 indptr.  The estimators go through `sklearn.utils.validation.
+validate_data` first (feature names, `n_features_in_`) and then `native_rows`.
 """
 import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.validation import check_array
+
+#: the dtypes native code computes in: float32 stays float32, every other real becomes float64
+FLOAT_DTYPES = (np.float64, np.float32)
 
 
 def check_rows(X, *, name="X", n_features=None, who=None, min_rows=0, nonnegative=False):
@@ -17,41 +23,36 @@ def check_rows(X, *, name="X", n_features=None, who=None, min_rows=0, nonnegativ
     Raises ValueError for NaN/inf, a wrong number of dimensions or columns, a non-real dtype,
     fewer than `min_rows` rows, or (with `nonnegative`) a negative entry.
     """
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        data_dtype = _real_dtype(X.dtype, name)
-        if X.shape[1] >= 2**31:
-            raise ValueError(f"{name} has {X.shape[1]} columns; at most 2**31 - 1 are supported")
-        X = sp.csr_matrix((X.data.astype(data_dtype, copy=False),
-                           X.indices.astype(np.int32, copy=False),
-                           X.indptr.astype(np.int64, copy=False)), shape=X.shape)
-        if not X.has_canonical_format:
-            X = X.copy()
-            X.sum_duplicates()
-        X = with_native_index_dtypes(X)   # scipy may downcast indptr when it copies
-        values = X.data
-    else:
-        X = as_real_array(X, name)
-        if X.ndim != 2:
-            hint = ("; Reshape your data: X.reshape(1, -1) for a single sample, "
-                    "X.reshape(-1, 1) for a single feature") if X.ndim == 1 else ""
-            raise ValueError(f"{name} must be a 2-D array of rows, got {X.ndim}-D{hint}")
-        X = np.ascontiguousarray(X, dtype=_real_dtype(X.dtype, name))
-        values = X
-    if X.shape[0] < min_rows:
-        raise ValueError(f"{name} has {X.shape[0]} sample(s) (shape={X.shape}) while a "
-                         f"minimum of {min_rows} is required.")
-    if X.shape[1] == 0:
-        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 "
-                         f"is required.")
+    X = native_rows(check_array(X, accept_sparse="csr", dtype=FLOAT_DTYPES, order="C",
+                                ensure_min_samples=min_rows, input_name=name))
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"{name} has {X.shape[1]} features, but {who or 'the model'} "
                          f"is expecting {n_features} features as input")
-    if values.size and not np.isfinite(values).all():
-        raise ValueError(f"{name} contains NaN or infinity")
-    if nonnegative and values.size and values.min() < 0:
-        raise ValueError(f"{name} has negative entries; {who or 'this map'} needs x >= 0")
+    if nonnegative:
+        check_nonnegative(X, name, who)
     return X
+
+
+def check_nonnegative(X, name="X", who=None):
+    """Raise ValueError if the rows X (ndarray or sparse) have a negative entry."""
+    values = X.data if sp.issparse(X) else X
+    if values.size and values.min() < 0:
+        raise ValueError(f"{name} has negative entries; {who or 'this map'} needs x >= 0")
+
+
+def native_rows(X):
+    """Rows already checked by scikit-learn (`check_array` / `validate_data` with
+    accept_sparse="csr" and dtype=FLOAT_DTYPES) in the layout native code reads: a
+    C-contiguous ndarray, or a canonical CSR matrix with int32 indices and int64 indptr."""
+    if not sp.issparse(X):
+        return np.ascontiguousarray(X)
+    if X.shape[1] >= 2**31:
+        raise ValueError(f"X has {X.shape[1]} columns; at most 2**31 - 1 are supported")
+    X = sp.csr_matrix(X)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return with_native_index_dtypes(X)
 
 
 def as_real_array(A, name):

@@ -13,6 +13,7 @@ iteration and a summary, and writes the model (`skylite.load` reads it); `predic
 prediction per line.  Errors in files or options print one line and exit non-zero.
 """
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -20,10 +21,11 @@ import warnings
 
 import numpy as np
 
+from . import __version__
 from ._distributed import Distributed
 from .admm import ConvergenceError, ConvergenceWarning
 from .datasets import load_pendigits
-from .estimators import KERNEL_NAMES, PRESETS, KernelSVC, load
+from .estimators import KERNEL_NAMES, PRESETS, KernelMachine, KernelSVC, load
 from .io.files import read_rows
 
 
@@ -66,16 +68,16 @@ def train(args, dist):
     """Under mpiexec every rank reads its share of the rows and trains with the others;
     rank 0 prints and writes the model."""
     say = print if dist.is_root else (lambda *a, **k: None)
-    dist.agree(lambda: _check_writable(args.model) if dist.is_root else None)
+    dist.agree(lambda: _check_writable(args.model, "the model") if dist.is_root else None)
     start = time.perf_counter()
     X, y = read_rows(args.train, part="train", n_features=args.input_features,
-                     zero_based=args.zero_based, dist=dist)
+                     zero_based=args.zero_based, comm=dist)
     if y is None:
         raise ValueError(f"{args.train}: no labels (y) to train on")
     X_val = y_val = None
     if args.val:
         X_val, y_val = read_rows(args.val, part="test", n_features=X.shape[1],
-                                 zero_based=args.zero_based, dist=dist)
+                                 zero_based=args.zero_based, comm=dist)
         if y_val is None:
             raise ValueError(f"{args.val}: no labels (y) to validate with")
     if args.threads is None and not dist.serial:     # share the node's cores among its ranks
@@ -84,9 +86,9 @@ def train(args, dist):
     n_rows = int(dist.allreduce_sum(np.array([X.shape[0]], dtype=np.float64))[0])
     classes = len(dist.label_union(y)) if model.is_classifier else None
     ranks = f" over {dist.size} ranks" if dist.size > 1 else ""
-    say(f"{args.train}: {n_rows} rows{ranks}, {X.shape[1]} features"
-        f"{' (sparse)' if hasattr(X, 'tocsr') else ''}"
-        f"{f', {classes} classes' if classes else ''}; read in "
+    sparse = " (sparse)" if hasattr(X, "tocsr") else ""
+    kinds = f", {_plural(classes, 'class')}" if classes else ""
+    say(f"{args.train}: {n_rows} rows{ranks}, {X.shape[1]} features{sparse}{kinds}; read in "
         f"{time.perf_counter() - start:.1f}s")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)      # reported in the summary
@@ -112,17 +114,25 @@ def train(args, dist):
     return 0
 
 
-def _check_writable(path):
-    """Fail before training, not after, when the model cannot be written."""
+def _check_writable(path, what):
+    """Fail before the work, not after, when its output (`what`) cannot be written."""
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise FileNotFoundError(f"cannot write the model to {path}: no folder {folder}")
+        raise FileNotFoundError(f"cannot write {what} to {path}: no folder {folder}")
     if not os.access(folder, os.W_OK) or os.path.isdir(path):
-        raise PermissionError(f"cannot write the model to {path}")
+        raise PermissionError(f"cannot write {what} to {path}")
+
+
+def _plural(count, noun):
+    """'1 class', '3 classes', '2 rows'."""
+    if count == 1:
+        return f"{count} {noun}"
+    return f"{count} {noun}es" if noun.endswith("s") else f"{count} {noun}s"
 
 
 def _make_model(args, dist):
-    cls = PRESETS[args.loss]
+    # class labels with squared / lad: the general machine (the presets keep their kind)
+    cls = KernelMachine if args.classification else PRESETS[args.loss]
     kernel_params = {name: getattr(args, name) for name in
                      ("sigma", "gamma", "degree", "coef0", "nu", "length_scale", "beta")
                      if getattr(args, name) is not None}
@@ -151,6 +161,8 @@ def predict(args, dist):
     if not dist.serial:
         raise ValueError("predict runs in one process (predictions are row by row); "
                          "run it without mpiexec")
+    if args.output:
+        _check_writable(args.output, "the predictions")
     model = load(args.model)
     X, y = read_rows(args.test, part="test", n_features=model.n_features_in_,
                      zero_based=args.zero_based)
@@ -183,12 +195,7 @@ def demo(args, dist):
     X_train, X_test = X_train / 100.0, X_test / 100.0   # features are integers 0..100
     print(f"pendigits: {len(X_train)} train / {len(X_test)} test rows, "
           f"{X_train.shape[1]} features, {len(set(y_train))} classes")
-    models = [
-        ("linear SVM", KernelSVC("linear", alpha=args.alpha)),
-        (f"kernel SVM (gaussian sigma={args.sigma}, s={args.features})",
-         KernelSVC(sigma=args.sigma, n_features=args.features, n_blocks=args.blocks,
-                   alpha=args.alpha, random_state=args.seed)),
-    ]
+    models = demo_models(args.features, args.blocks, args.sigma, args.alpha, args.seed)
     print(f"{'model':<46} {'test accuracy':>13} {'iterations':>10} {'seconds':>8}")
     for name, model in models:
         start = time.perf_counter()
@@ -200,6 +207,19 @@ def demo(args, dist):
         print(f"{name:<46} {100 * accuracy:>12.2f}% {iterations:>10} "
               f"{time.perf_counter() - start:>8.2f}")
     return 0
+
+
+def demo_models(features, blocks, sigma, alpha, seed):
+    """[(name, unfitted model)] of `skylite demo`: a linear SVM and a Gaussian kernel SVM.
+
+    Both get the iterations they need to converge to tol (the linear SVM about 430 at
+    alpha = 1e-5 on pendigits), so the comparison is of converged models."""
+    return [
+        ("linear SVM", KernelSVC("linear", alpha=alpha, max_iter=2000)),
+        (f"kernel SVM (gaussian sigma={sigma}, s={features})",
+         KernelSVC(sigma=sigma, n_features=features, n_blocks=blocks, alpha=alpha,
+                   random_state=seed, max_iter=2000)),
+    ]
 
 
 # ---- the parser ----
@@ -224,35 +244,101 @@ def _fraction(text):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with a one-line error (no usage block) and exit status 2."""
+    """argparse with a one-line error (no usage block) and exit status 2, and every
+    option's default in --help."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _DefaultsFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """Appends "(default: X)" to an option's help unless it has no default or already
+    says it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if (not action.option_strings or action.default in (None, False, argparse.SUPPRESS)
+                or "default" in text):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+# Options that apply only with others (`_APPLIES`): their defaults are filled in after the
+# check, so that an option given where it does not apply is an error, not ignored.
+_LATER = {"features": 2048, "validation_fraction": 0.1, "n_iter_no_change": 10,
+          "checkpoint_every": 10}
+
+_SIGMA_KERNELS = ("gaussian", "rbf", "laplacian")
+_LINEAR_SKETCHES = ("jlt", "srht", "countsketch")
+# option dest -> (does it apply to these args?, where it applies)
+_APPLIES = {
+    "sigma": (lambda a: a.kernel in _SIGMA_KERNELS, "--kernel gaussian or laplacian"),
+    "gamma": (lambda a: a.kernel in (*_SIGMA_KERNELS, "polynomial"),
+              "--kernel gaussian, laplacian or polynomial"),
+    "degree": (lambda a: a.kernel == "polynomial", "--kernel polynomial"),
+    "coef0": (lambda a: a.kernel == "polynomial", "--kernel polynomial"),
+    "nu": (lambda a: a.kernel == "matern", "--kernel matern"),
+    "length_scale": (lambda a: a.kernel == "matern", "--kernel matern"),
+    "beta": (lambda a: a.kernel == "exp_semigroup", "--kernel exp_semigroup"),
+    "features": (lambda a: a.kernel != "linear" or a.method in _LINEAR_SKETCHES,
+                 "a random-feature kernel or a linear sketch (with --kernel linear, s = the "
+                 "input features)"),
+    "quasi": (lambda a: a.kernel in (*_SIGMA_KERNELS, "matern"),
+              "--kernel gaussian, laplacian or matern"),
+    "classification": (lambda a: a.loss in ("squared", "lad"), "--loss squared or lad"),
+    "validation_fraction": (lambda a: a.early_stop and not a.val,
+                            "--early-stop without --val"),
+    "n_iter_no_change": (lambda a: a.early_stop, "--early-stop"),
+    "checkpoint_every": (lambda a: a.checkpoint is not None, "--checkpoint"),
+}
+
+
+def _check_applicable(args, parser):
+    """Refuse train options given where they do not apply, then fill in `_LATER`."""
+    for dest, (applies, where) in _APPLIES.items():
+        if getattr(args, dest) not in (None, False) and not applies(args):
+            option = "--" + dest.replace("_", "-")
+            parser.error(f"{option} applies only with {where}")
+    for dest, default in _LATER.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
+
+
 def build_parser():
+    """The `skylite` argument parser: train, predict, demo."""
     parser = _Parser(prog="skylite", description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"skylite {__version__}",
+                        help="print skylite's version and exit")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     parser_class=_Parser,
+                                     help="train, predict or demo (skylite COMMAND --help)")
 
     p = commands.add_parser("train", help="train a kernel machine on a LIBSVM or .npz file",
                             description="Train a kernel machine by BlockADMM on random "
                                         "features and write the model to MODEL.")
     p.add_argument("train", metavar="TRAIN", help="training data (LIBSVM text, .gz, or .npz)")
-    p.add_argument("-m", "--model", required=True, help="where to write the model")
+    p.add_argument("-m", "--model", required=True, metavar="MODEL",
+                   help="where to write the model (checked before training)")
     p.add_argument("--val", metavar="FILE",
                    help="validation data, scored every iteration (and used by --early-stop)")
     g = p.add_argument_group("model")
-    g.add_argument("--kernel", default="gaussian", choices=KERNEL_NAMES)
+    g.add_argument("--kernel", default="gaussian", choices=KERNEL_NAMES, help="the kernel")
     g.add_argument("--sigma", type=_positive(float),
-                   help="bandwidth (gaussian, laplacian); default sqrt(d Var(X) / 2)")
+                   help="bandwidth (gaussian, laplacian) (default: sqrt(d Var(X) / 2))")
     g.add_argument("--gamma", type=_positive(float),
-                   help="scikit-learn's gamma: gaussian 1/(2 sigma^2), or polynomial scale")
-    g.add_argument("--degree", type=_positive(int), help="polynomial degree")
-    g.add_argument("--coef0", type=float, help="polynomial offset")
-    g.add_argument("--nu", type=_positive(float), help="matern smoothness")
+                   help="scikit-learn's gamma: gaussian 1/(2 sigma^2), or polynomial scale "
+                        "(default: from --sigma; polynomial 1)")
+    g.add_argument("--degree", type=_positive(int), help="polynomial degree (default: 2)")
+    g.add_argument("--coef0", type=float, help="polynomial offset (default: 1)")
+    g.add_argument("--nu", type=_positive(float), help="matern smoothness (default: 1.5)")
     g.add_argument("--length-scale", dest="length_scale", type=_positive(float),
-                   help="matern length scale")
-    g.add_argument("--beta", type=_positive(float), help="exp_semigroup parameter")
+                   help="matern length scale (default: 1)")
+    g.add_argument("--beta", type=_positive(float),
+                   help="exp_semigroup parameter (default: 1)")
     g.add_argument("--loss", default="hinge", choices=sorted(PRESETS),
                    help="hinge, logistic (classification), squared, lad (regression)")
     g.add_argument("--classification", action="store_true",
@@ -260,8 +346,10 @@ def build_parser():
     g.add_argument("--reg", default="l2", choices=("l2", "l1", "none"), help="regularizer")
     g.add_argument("--alpha", type=float, default=1e-4,
                    help="regularization weight (scikit-learn's C = 1 / (n alpha))")
-    g.add_argument("--features", type=_positive(int), default=2048,
-                   help="random features s")
+    g.add_argument("--features", type=_positive(int),
+                   help=f"random features s (default: {_LATER['features']}; with --kernel "
+                        f"linear s is the number of input features, except for the sketch "
+                        f"methods)")
     m = g.add_mutually_exclusive_group()
     m.add_argument("--method", help="feature map method: rff (default), fastfood (gaussian, "
                                     "matern), qmc_halton / qmc_sobol (gaussian, laplacian, "
@@ -271,7 +359,9 @@ def build_parser():
                    help="quasi-Monte-Carlo random features: scrambled Sobol' (default) or "
                         "leaped Halton (libSkylark's -q 1); same as --method qmc_SEQUENCE")
     g = p.add_argument_group("solver")
-    g.add_argument("--blocks", type=_positive(int), help="column blocks C (default: auto)")
+    g.add_argument("--blocks", type=_positive(int),
+                   help="column blocks C (default: ceil(s / 4096), at least 2, from s and "
+                        "the rows only)")
     g.add_argument("--iters", type=_positive(int), default=500, help="max ADMM iterations")
     g.add_argument("--tol", type=_positive(float), default=1e-3, help="residual tolerance")
     g.add_argument("--rho", type=_positive(float), default=1.0, help="initial ADMM rho")
@@ -280,11 +370,11 @@ def build_parser():
     g.add_argument("--acceleration", choices=("anderson", "none"), default="none",
                    help="Anderson acceleration of the ADMM iteration")
     g.add_argument("--threads", type=_positive(int),
-                   help="threads per process (default: all cores, shared by the MPI ranks "
-                        "of a node)")
+                   help="threads per process; the model does not depend on it (default: "
+                        "all cores, shared by the MPI ranks of a node)")
     g.add_argument("--memory-budget", dest="memory_budget", type=_parse_bytes,
-                   help="bytes for caching feature blocks, e.g. 0, 512M, 4G "
-                        "(default: half the free memory)")
+                   help="bytes for caching feature blocks beyond the working memory, e.g. "
+                        "0, 512M, 4G (default: half the free memory)")
     g.add_argument("--precision", default="float64", choices=("float64", "float32"),
                    help="precision of the feature transform")
     g.add_argument("--seed", type=int, default=0, help="random seed of the feature map")
@@ -292,43 +382,53 @@ def build_parser():
                    help="stop when the validation score (--val, else --validation-fraction "
                         "of the training rows) has not improved for --n-iter-no-change "
                         "iterations and keep the best model")
-    g.add_argument("--validation-fraction", dest="validation_fraction",
-                   type=_fraction, default=0.1, metavar="F",
-                   help="with --early-stop and no --val: the share of the training rows "
-                        "held out for validation (stratified by class)")
+    g.add_argument("--validation-fraction", dest="validation_fraction", type=_fraction,
+                   metavar="F",
+                   help=f"with --early-stop and no --val: the share of the training rows "
+                        f"held out for validation, stratified by class (default: "
+                        f"{_LATER['validation_fraction']})")
     g.add_argument("--n-iter-no-change", dest="n_iter_no_change", type=_positive(int),
-                   default=10, metavar="N", help="with --early-stop: patience in iterations")
+                   metavar="N", help=f"with --early-stop: patience in iterations (default: "
+                                     f"{_LATER['n_iter_no_change']})")
     g.add_argument("--checkpoint", metavar="FILE",
                    help="save the full ADMM state here every --checkpoint-every iterations; "
                         "if FILE exists, training resumes from it (removed when done)")
     g.add_argument("--checkpoint-every", dest="checkpoint_every", type=_positive(int),
-                   default=10, metavar="N")
+                   metavar="N", help=f"with --checkpoint: iterations between checkpoints "
+                                     f"(default: {_LATER['checkpoint_every']})")
     p.add_argument("--input-features", dest="input_features", type=_positive(int),
                    help="columns of a LIBSVM file (default: its largest index)")
     p.add_argument("--zero-based", dest="zero_based", action="store_true",
                    help="LIBSVM feature indices start at 0 (default: 1, as LIBSVM)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-iteration lines")
-    p.set_defaults(run=train)
+    p.set_defaults(run=train, check=_check_applicable)
 
     p = commands.add_parser("predict", help="predict with a saved model",
                             description="Predict TEST rows with MODEL; prints accuracy (or "
                                         "R^2) when TEST has labels.")
-    p.add_argument("model", metavar="MODEL")
+    p.add_argument("model", metavar="MODEL", help="a model written by skylite train")
     p.add_argument("test", metavar="TEST", help="LIBSVM text, .gz, or .npz")
-    p.add_argument("-o", "--output", help="write predictions here (default: stdout)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write predictions here, checked before predicting (default: stdout)")
     p.add_argument("--decision-values", dest="decision_values", action="store_true",
                    help="write decision values (one column per output) instead of labels")
-    p.add_argument("--threads", type=_positive(int))
-    p.add_argument("--zero-based", dest="zero_based", action="store_true")
+    p.add_argument("--threads", type=_positive(int),
+                   help="threads (default: all cores)")
+    p.add_argument("--zero-based", dest="zero_based", action="store_true",
+                   help="LIBSVM feature indices start at 0 (default: 1, as LIBSVM)")
     p.set_defaults(run=predict)
 
-    p = commands.add_parser("demo", help="train on pendigits (shipped): kernel vs linear")
+    p = commands.add_parser("demo", help="train on pendigits (shipped): kernel vs linear",
+                            description="Train a linear and a Gaussian kernel SVM on UCI "
+                                        "pendigits (shipped with skylite) and print their "
+                                        "test accuracies.")
     p.add_argument("--features", type=_positive(int), default=2048, help="random features s")
-    p.add_argument("--blocks", type=_positive(int), help="column blocks C (default: auto)")
+    p.add_argument("--blocks", type=_positive(int),
+                   help="column blocks C (default: ceil(s / 4096), at least 2)")
     p.add_argument("--sigma", type=_positive(float), default=0.6,
                    help="Gaussian kernel bandwidth")
     p.add_argument("--alpha", type=float, default=1e-5, help="regularization")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="random seed of the feature map")
     p.set_defaults(run=demo)
     return parser
 
@@ -336,17 +436,52 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
+    if hasattr(args, "check"):
+        args.check(args, _subparser(parser, args.command))
     dist = None
     try:
         dist = world()
-        return args.run(args, dist)
-    except (ValueError, TypeError, OSError, ConvergenceError, RuntimeError) as exc:
-        # bad files, data or option values: one line, no traceback; an error every rank
-        # raised alike is printed by rank 0 only
-        if dist is None or dist.is_root or not getattr(exc, "collective", False):
-            where = f"[rank {dist.rank}] " if dist is not None and not dist.serial else ""
-            print(f"skylite {args.command}: {where}error: {exc}", file=sys.stderr)
-        return 1
+        with _warnings_as_lines(f"skylite {args.command}", dist):
+            return args.run(args, dist)
     except KeyboardInterrupt:
         print(f"skylite {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        # bad files, data, options or sizes: one line, no traceback; an error every rank
+        # raised alike is printed by rank 0 only
+        if dist is None or dist.is_root or not getattr(exc, "collective", False):
+            where = f"[rank {dist.rank}] " if dist is not None and not dist.serial else ""
+            print(f"skylite {args.command}: {where}error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+
+
+def _subparser(parser, name):
+    """The parser of subcommand `name` (for its one-line errors)."""
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
+
+
+_EXPECTED = (ValueError, TypeError, OSError, MemoryError, ConvergenceError, RuntimeError)
+
+
+def _one_line(exc):
+    """The message of an error on one line; an unexpected kind of error is named."""
+    lines = str(exc).strip().splitlines() or [type(exc).__name__]
+    message = lines[0]
+    return message if isinstance(exc, _EXPECTED) else f"{type(exc).__name__}: {message}"
+
+
+@contextlib.contextmanager
+def _warnings_as_lines(prefix, dist):
+    """Show warnings as one line `prefix: warning: message`, on rank 0 only."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        if dist.is_root:
+            text = str(message).strip().splitlines()
+            print(f"{prefix}: warning: {text[0] if text else category.__name__}",
+                  file=sys.stderr)
+    saved = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = saved

@@ -13,26 +13,28 @@ Outputs are computed block by block, O = sum_j Z_j W_j, over chunks of rows, so 
 also never forms an n x s array.
 """
 import numbers
-import warnings
 from copy import deepcopy
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import ClassifierTags, RegressorTags
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (check_array, check_consistent_length, check_is_fitted,
+                                      validate_data)
 
 from . import _global_stats as stats
 from . import kernels as kernels_module
 from . import persistence
 from ._distributed import Distributed
-from ._params import Params
-from ._sklearn import data_conversion_warning, estimator_tags, not_fitted_error
-from ._threads import resolve_threads
-from ._validation import as_real_array, check_positive, check_rows, resolve_seed
+from ._estimator_docs import estimator_docstring
+from ._validation import (FLOAT_DTYPES, check_positive, check_rows, native_rows,
+                          resolve_seed)
 from .admm import BlockADMM
+from .admm.memory import SCORING_ROWS, default_n_blocks
 from .prox import get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
 from .sketch import FeatureMap
 
-# Rows per chunk when outputs are computed block by block (memory: rows x max s_j).
-_PREDICT_ROWS = 8192
 
 _KERNELS = {
     "gaussian": (kernels_module.Gaussian, ("sigma",)),
@@ -47,87 +49,17 @@ _KERNELS = {
 KERNEL_NAMES = tuple(_KERNELS)
 
 
-class KernelMachine(Params):
-    """A kernel machine trained by BlockADMM on random features.
+class KernelMachine(BaseEstimator):
+    __doc__ = estimator_docstring(
+        "KernelMachine", """A kernel machine trained by BlockADMM on random features.
 
-    Parameters
-    ----------
-    kernel : str or skylite.kernels.Kernel
-        "gaussian" (alias "rbf"), "laplacian", "matern", "polynomial", "exp_semigroup",
-        "linear", or a kernel object such as `Gaussian(sigma=5)`.  Ignored if `feature_map`
-        is given.
-    loss : str or skylite.prox Loss
-        "hinge", "logistic" (classification), "squared", "lad" (regression, or
-        classification with +/-1 one-vs-rest coding when `classification=True`).
-    regularizer : "l2", "l1", "none" or a skylite.prox Regularizer.
-    alpha : float >= 0
-        Regularization weight (the paper's lambda; scikit-learn's C is 1 / (n alpha)).
-    n_features : int
-        s, the number of random features.
-    n_blocks : int or None
-        C, the number of column blocks; None: max(threads, ceil(s / 1024)).
-    feature_map : skylite.sketch.FeatureMap or None
-        Use this (unfitted) map instead of the kernel's default one.
-    sigma, gamma, degree, coef0, nu, length_scale, beta : kernel parameters for a kernel
-        given by name (gamma for the Gaussian kernel is scikit-learn's: sigma =
-        1 / sqrt(2 gamma)).  For "gaussian"/"laplacian" without sigma or gamma, sigma is set
-        from the data: sqrt(d * Var(X) / 2) (scikit-learn's gamma="scale").
-    classification : bool or None
-        Whether y holds class labels; None: the loss's own kind (`loss.classification`:
-        True for hinge/logistic, False for squared/lad).
-    method : str or None
-        The kernel's feature-map method (e.g. "fastfood" for the Gaussian kernel).
-    rho, max_iter, tol, adapt_rho : ADMM controls (see skylite.admm.BlockADMM).
-    relaxation : float in (0, 2)
-        Over-relaxation of the ADMM iteration (1: none; docs/engine.md).
-    acceleration : "anderson" or None
-        Safeguarded Anderson acceleration of the ADMM iteration, combining the last
-        `anderson_memory` iterations (skylite.admm.acceleration).
-    n_threads : int or None (all cores)
-    memory_budget : bytes for caching Z blocks / map parameters (0: none; None: half the
-        available memory).
-    precision : "float64" or "float32" (precision of the feature transform).
-    random_state : int, numpy generator or None.
-    verbose : bool, one line per iteration.
-    callback : callable(iteration, record, W) -> bool or None; True stops training.
-    early_stopping : bool, default False
-        Hold out `validation_fraction` of the training rows as a validation set (when `fit`
-        is not given X_val, y_val): a random split seeded by `random_state` (and the rank,
-        under `comm`), stratified by class for classifiers.  The held-out rows take no part
-        in the fit, not even in the default sigma; `validation_indices_` lists them.
-    validation_fraction : float in (0, 1), default 0.1
-        The share of the training rows (of each class, rounded) held out by
-        `early_stopping`.  A split that leaves a class without a training row or holds out
-        no row raises ValueError.
-    n_iter_no_change : int or None, default 10
-        With a validation set (X_val, y_val given to `fit`, or the `early_stopping` split),
-        its score (accuracy or R^2) is computed every iteration (`history_`); training stops
-        after `n_iter_no_change` iterations without a better score and `coef_` is the W of
-        the best iteration (`best_iteration_`).  None only records the scores.  Without a
-        validation set it is not used.  The validation score usually peaks before the
-        residuals meet `tol`, so early stopping saves iterations; the best iteration
-        depends on the data, alpha and sigma.  A run resumed from a checkpoint tracks the
-        best score from the resumed iteration on.
-    comm : mpi4py communicator or None.  Under it every rank calls `fit` with its own rows:
-        the fitted model, `objective` and `score` are global and identical on every rank
-        (sigma, classes and scores computed collectively); `predict` stays row-wise and
-        local; `save` writes on rank 0 only.  Never pickled or saved.  See docs/mpi.md.
-    checkpoint : path or None; checkpoint_every : int.  Save the full ADMM state every
-        `checkpoint_every` iterations; a `fit` that finds the file(s) resumes from them
-        (see skylite.admm.checkpoint).
-
-    Attributes
-    ----------
-    coef_ : (s, m) weights.  feature_map_ : the fitted map.  classes_ : labels
-    (classification).  validation_indices_ : the rows of X (of this rank's X under `comm`)
-    held out by `early_stopping` (sorted), or None.  n_iter_ : iterations run.
-    best_iteration_ : the iteration whose W is coef_ (n_iter_ unless early stopping kept an
-    earlier one).  history_ : one dict per
-    iteration (objective, primal and dual residuals, rho, validation score, seconds).
-    memory_estimate_ : the paper's per-process memory estimate in bytes.
-    """
+    Fits W in minimize_W (1/n) sum_i V(y_i, W^T z(x_i)) + alpha r(W) with any loss V and
+    regularizer r of skylite.prox; the loss decides whether it is a classifier or a
+    regressor.  The presets `KernelSVC`, `KernelLogisticRegression`, `KernelRidge` and
+    `KernelLADRegression` fix that kind.""", "hinge")
 
     _default_loss = "hinge"
+    _classifier = None           # the presets fix it: True (classifier) or False (regressor)
 
     def __init__(self, kernel="gaussian", *, loss=None, regularizer="l2", alpha=1e-4,
                  n_features=2048, n_blocks=None, feature_map=None, sigma=None, gamma=None,
@@ -175,28 +107,26 @@ class KernelMachine(Params):
         self.checkpoint_every = checkpoint_every
 
     def __getstate__(self):
-        state = self.__dict__.copy()
+        state = dict(super().__getstate__())
         state["comm"] = None          # a communicator belongs to this process's MPI job
         return state
 
-    def __repr__(self):
-        defaults = type(self)().get_params()
-        changed = {k: v for k, v in self.get_params().items() if not _same(v, defaults[k])}
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
-
     def __sklearn_tags__(self):
-        return estimator_tags(self.is_classifier)
+        tags = super().__sklearn_tags__()
+        classifier = self.is_classifier
+        tags.estimator_type = "classifier" if classifier else "regressor"
+        tags.classifier_tags = ClassifierTags() if classifier else None
+        tags.regressor_tags = None if classifier else RegressorTags()
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = not classifier
+        tags.input_tags.sparse = True
+        return tags
 
     @property
     def is_classifier(self):
         """Whether y holds class labels: `classification` if given, else the loss's kind
         (hinge, logistic: True; squared, lad: False)."""
         return self._loss_object().classification
-
-    @property
-    def _estimator_type(self):
-        """"classifier" or "regressor" (scikit-learn's pre-1.6 protocol)."""
-        return "classifier" if self.is_classifier else "regressor"
 
     # ---- building blocks ----
 
@@ -207,9 +137,18 @@ class KernelMachine(Params):
 
     def _loss_object(self):
         loss = get_loss(self._default_loss if self.loss is None else self.loss)
-        if self.classification is None:
-            return loss
-        return loss.with_classification(self.classification)
+        if self.classification is not None:
+            loss = loss.with_classification(self.classification)
+        if self._classifier is not None and loss.classification != self._classifier:
+            name = type(self).__name__
+            if self._classifier:
+                raise ValueError(f"{name} is a classifier, but the {loss.name} loss with "
+                                 f"classification={loss.classification} fits real targets; "
+                                 f"use KernelRidge, KernelLADRegression or KernelMachine")
+            raise ValueError(f"{name} is a regressor, but the {loss.name} loss with "
+                             f"classification={loss.classification} takes class labels; "
+                             f"use KernelMachine(loss={loss.name!r}, classification=True)")
+        return loss
 
     def _kernel_object(self, X, dist=None):
         if not isinstance(self.kernel, str):
@@ -242,27 +181,20 @@ class KernelMachine(Params):
         kernel = self._kernel_object(X, dist)
         check_positive(self.n_features, "n_features", integer=True)
         n_blocks = self.n_blocks
-        if n_blocks is None:
-            threads = resolve_threads(self.n_threads)
-            n_blocks = min(self.n_features, max(threads, -(-self.n_features // 1024)))
+        if n_blocks is None:     # from the problem alone: the same model on every machine
+            rows = max(dist.allgather(X.shape[0]))
+            linear = isinstance(kernel, kernels_module.Linear)
+            n_blocks = (default_n_blocks(X.shape[1], rows, max_block=None) if linear
+                        else default_n_blocks(self.n_features, rows))
         fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
                                   random_state=self.random_state, method=self.method)
         return dist.agree(fmap.fit, X)
 
     def _code_targets(self, y, loss, classes=None):
+        """Y (n x m float64) from validated targets: class labels coded for the loss (and
+        the classes), or real targets as columns."""
         if loss.classification:
-            y = np.asarray(y)
-            if y.ndim == 2 and y.shape[1] == 1:
-                warnings.warn("A column-vector y was passed when a 1d array was expected; "
-                              "y.ravel() is used", data_conversion_warning(), stacklevel=3)
-                y = y.ravel()
-            _check_class_labels(y)
             return code_labels(y, loss, classes=classes)
-        y = as_real_array(y, "y")
-        if y.ndim not in (1, 2):
-            raise ValueError(f"y must be 1-D or 2-D, got {y.ndim}-D")
-        if not np.isfinite(y).all():
-            raise ValueError("y contains NaN or infinity")
         self._y_1d = y.ndim == 1
         return np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64), None
 
@@ -315,15 +247,13 @@ class KernelMachine(Params):
         over the `early_stopping` split.  warm_start: an (s x m) W to start from (e.g. a
         previous coef_ with the same feature map).  Returns self.
         """
-        dist = self._distributed()      # every local step below is agreed by all ranks
-        who = type(self).__name__
-        X, y = dist.agree(_check_fit_rows, X, y, who)
         if (X_val is None) != (y_val is None):
             given, missing = ("X_val", "y_val") if y_val is None else ("y_val", "X_val")
             raise ValueError(f"{given} was given without {missing}: pass both or neither")
+        dist = self._distributed()      # every local step below is agreed by all ranks
+        X, y = dist.agree(self._validate_training_rows, X, y)
         if X_val is not None:
-            X_val, y_val = dist.agree(_check_fit_rows, X_val, y_val, who, "X_val", "y_val",
-                                      X.shape[1])
+            X_val, y_val = dist.agree(self._validate_validation_rows, X_val, y_val)
         patience = self._patience()
         loss = self._loss_object()
         regularizer = get_regularizer(self.regularizer)
@@ -342,7 +272,6 @@ class KernelMachine(Params):
             X, Y = check_rows(X[fit_rows]), Y[fit_rows]
             self.validation_indices_ = val_rows
         self.feature_map_ = self._make_feature_map(X, dist)    # sigma from the fitted rows
-        self.n_features_in_ = X.shape[1]
         validation, callback, early = None, self.callback, None
         if X_val is not None:
             validation = stats.CollectiveValidation(dist, self._outputs, self._predict_from,
@@ -380,22 +309,41 @@ class KernelMachine(Params):
 
     # ---- evaluation ----
 
-    def _check_fitted(self):
-        if not hasattr(self, "coef_"):
-            raise not_fitted_error(f"This {type(self).__name__} instance is not fitted yet: "
-                                   f"call fit first")
+    def _validate_training_rows(self, X, y):
+        """X (native layout) and y checked by scikit-learn's validate_data, which records
+        n_features_in_ and feature_names_in_; class labels must be labels, real targets
+        numbers (one or several columns)."""
+        classifier = self.is_classifier
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=FLOAT_DTYPES,
+                             multi_output=not classifier, y_numeric=not classifier)
+        if classifier:
+            check_classification_targets(y)
+        return native_rows(X), y
+
+    def _validate_validation_rows(self, X_val, y_val):
+        """X_val, y_val checked like the training rows, against the fitted columns."""
+        rows = check_rows(X_val, name="X_val", min_rows=1, n_features=self.n_features_in_,
+                          who=type(self).__name__)
+        validate_data(self, X_val, reset=False, skip_check_array=True)  # feature names
+        classifier = self.is_classifier
+        y_val = check_array(y_val, ensure_2d=False, dtype=None if classifier else "numeric",
+                            input_name="y_val")
+        check_consistent_length(rows, y_val)
+        return rows, y_val
 
     def _check_X(self, X):
-        self._check_fitted()
-        return check_rows(X, n_features=self.n_features_in_, who=type(self).__name__)
+        """Rows to predict, checked against the fitted columns (number and names)."""
+        check_is_fitted(self, "coef_")
+        return native_rows(validate_data(self, X, reset=False, accept_sparse="csr",
+                                         dtype=FLOAT_DTYPES))
 
     def _outputs(self, W, X):
         """O = z(X) W (n x m), block by block over chunks of rows."""
         fmap = self.feature_map_
         offsets = np.concatenate([[0], np.cumsum(fmap.block_sizes)])
         O = np.zeros((X.shape[0], W.shape[1]))
-        for start in range(0, X.shape[0], _PREDICT_ROWS):
-            rows = X[start:start + _PREDICT_ROWS]
+        for start in range(0, X.shape[0], SCORING_ROWS):
+            rows = X[start:start + SCORING_ROWS]
             for j in range(len(offsets) - 1):
                 Zj = fmap.block(rows, j, n_threads=self.n_threads)
                 O[start:start + rows.shape[0]] += Zj @ W[offsets[j]:offsets[j + 1]]
@@ -450,18 +398,6 @@ class KernelMachine(Params):
         return self._outputs(self.coef_, X), Y
 
 
-def _check_fit_rows(X, y, who, x_name="X", y_name="y", n_features=None):
-    """Validated rows X and y as an array with one entry (or row) per row of X."""
-    X = check_rows(X, name=x_name, min_rows=1, n_features=n_features, who=who)
-    if y is None:
-        raise ValueError(f"{who} requires {y_name} to be passed, but the target {y_name} "
-                         f"is None")
-    y = np.asarray(y)
-    if y.ndim == 0 or len(y) != X.shape[0]:
-        raise ValueError(f"{x_name} has {X.shape[0]} rows but {y_name} has shape {y.shape}")
-    return X, y
-
-
 def holdout_rows(groups, fraction, rng):
     """Split rows 0..n-1 into (fit rows, validation rows), two sorted index arrays.
 
@@ -498,27 +434,28 @@ class _EarlyStopping:
         return stop or iteration - self.best_iteration >= self.patience
 
 
-def _check_class_labels(y):
-    """Reject targets that cannot be class labels: non-integral floats ("continuous")."""
-    if y.dtype.kind == "f" and np.isfinite(y).all() and (y != np.round(y)).any():
-        raise ValueError("Unknown label type: continuous. A classifier needs class labels; "
-                         "y holds non-integer floats (use a regressor such as KernelRidge)")
+class _KernelClassifier(ClassifierMixin, KernelMachine):
+    """A kernel machine whose loss must take class labels (scikit-learn's classifier)."""
+    _classifier = True
+    score = KernelMachine.score          # global under `comm` (the mixin's is local)
 
 
-def _same(a, b):
-    try:
-        return bool(a == b) if isinstance(a, (numbers.Number, str, type(None))) else a is b
-    except Exception:
-        return False
+class _KernelRegressor(RegressorMixin, KernelMachine):
+    """A kernel machine whose loss must take real targets (scikit-learn's regressor)."""
+    _classifier = False
+    score = KernelMachine.score          # global under `comm` (the mixin's is local)
 
 
-class KernelSVC(KernelMachine):
-    """Kernel support vector classifier: hinge loss, one-vs-rest over classes."""
+class KernelSVC(_KernelClassifier):
+    __doc__ = estimator_docstring("KernelSVC", """Kernel support vector classifier: hinge loss,
+    one-vs-rest over the classes, on random features.""", "hinge", True)
     _default_loss = "hinge"
 
 
-class KernelLogisticRegression(KernelMachine):
-    """Multinomial kernel logistic regression; `predict_proba` gives class probabilities."""
+class KernelLogisticRegression(_KernelClassifier):
+    __doc__ = estimator_docstring("KernelLogisticRegression", """Multinomial kernel logistic
+    regression on random features; `predict_proba` gives class probabilities.""",
+                                  "logistic", True)
     _default_loss = "logistic"
 
     def predict_proba(self, X):
@@ -527,13 +464,16 @@ class KernelLogisticRegression(KernelMachine):
         return softmax(self._outputs(self.coef_, X))
 
 
-class KernelRidge(KernelMachine):
-    """Kernel ridge regression (squared loss, l2) on random features."""
+class KernelRidge(_KernelRegressor):
+    __doc__ = estimator_docstring("KernelRidge", """Kernel ridge regression (squared loss)
+    on random features.""", "squared", False)
     _default_loss = "squared"
 
 
-class KernelLADRegression(KernelMachine):
-    """Least-absolute-deviations kernel regression (absolute loss)."""
+class KernelLADRegression(_KernelRegressor):
+    __doc__ = estimator_docstring("KernelLADRegression", """Least-absolute-deviations kernel
+    regression (absolute loss) on random features: robust to outliers in y.""", "lad",
+    False)
     _default_loss = "lad"
 
 

@@ -20,6 +20,7 @@ import os
 import struct
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from . import kernels, sketch
 from .prox import get_loss, get_regularizer
@@ -30,8 +31,8 @@ VERSION = 1
 
 def save(model, path):
     """Write the fitted `model` (a skylite.KernelMachine) to `path`."""
-    model._check_fitted()
-    params = dict(model.get_params())
+    check_is_fitted(model, "coef_")
+    params = dict(model.get_params(deep=False))
     objects = {}
     for key in ("kernel", "feature_map"):          # objects given as parameters
         value = params.pop(key)
@@ -58,6 +59,8 @@ def save(model, path):
         "converged": bool(model.converged_),
         "targets_1d": bool(getattr(model, "_y_1d", False)),
     }
+    if hasattr(model, "feature_names_in_"):
+        header["feature_names"] = [str(name) for name in model.feature_names_in_]
     if hasattr(model, "classes_"):
         classes = model.classes_
         header["classes"] = {"dtype": classes.dtype.str, "values": classes.tolist()}
@@ -68,10 +71,13 @@ def save(model, path):
 
 
 def load(path, estimators):
-    """Read a model written by `save`; raises ValueError for a corrupted or foreign file.
+    """Read a model written by `save`; raises FileNotFoundError ("no such file: ...") for a
+    missing file and ValueError for a corrupted or foreign one (e.g. an unknown loss).
 
     estimators: {class name: class} of the estimator classes a file may name.
     """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no such file: {path}")
     with open(path, "rb") as f:
         data = f.read()
     if data[:8] != MAGIC or len(data) < 16:
@@ -101,9 +107,13 @@ def load(path, estimators):
         model.n_iter_ = header["n_iter"]
         model.converged_ = header["converged"]
         model._y_1d = header["targets_1d"]
+        if "feature_names" in header:
+            model.feature_names_in_ = np.array(header["feature_names"], dtype=object)
         if "classes" in header:
             model.classes_ = np.array(header["classes"]["values"],
                                       dtype=np.dtype(header["classes"]["dtype"]))
+        if model.is_classifier != ("classes" in header):    # the loss parameter resolves
+            raise ValueError("its loss parameter and its classes disagree")
     except (KeyError, TypeError, ValueError, AttributeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path} is a corrupted skylite model file: {exc}") from None
     if model.feature_map_.n_features != s:

@@ -201,7 +201,7 @@ def test_warm_start_callback_and_history(problem, capsys):
     for key in ("objective", "primal", "dual", "rho", "seconds"):
         assert np.isfinite(record[key])
     out = capsys.readouterr().out
-    assert "memory estimate" in out and out.count("iter ") == 5
+    assert "; memory " in out and out.count("iter ") == 5
     assert stopped.memory_estimate_ > 0
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import skylite
-from skylite.cli import main
+from skylite.cli import build_parser, demo_models, main
 from skylite.io import dump_svmlight
 
 
@@ -68,20 +68,117 @@ def test_regression_from_npz_with_X_and_y(tmp_path, capsys):
                                .predict(X), rtol=1e-9)
 
 
+@pytest.fixture(scope="module")
+def small_files(tmp_path_factory):
+    """Tiny LIBSVM files: two classes, one class, a validation file with a third column, a
+    binary file, and a trained model (with a copy whose loss name is unknown)."""
+    folder = tmp_path_factory.mktemp("small")
+    (folder / "two.svm").write_text("1 1:0.5 2:0.3\n-1 1:0.1 2:0.2\n1 1:0.4 2:0.1\n")
+    (folder / "one.svm").write_text("1 1:0.5 2:0.3\n1 1:0.1 2:0.2\n")
+    (folder / "val.svm").write_text("1 1:0.5\n-1 3:0.3\n")
+    (folder / "binary.svm").write_bytes(bytes(range(256)) * 4)
+    model = folder / "m.sky"
+    assert main(["train", str(folder / "two.svm"), "-m", str(model), "--features", "16",
+                 "--iters", "3", "-q"]) == 0
+    data = model.read_bytes()            # the estimator's loss parameter, same length
+    (folder / "huber.sky").write_bytes(data.replace(b'"loss": "hinge"', b'"loss": "huber"', 1))
+    return folder
+
+
 @pytest.mark.parametrize("argv, message", [
-    (["train", "missing.svm", "-m", "m.sky"], "no such file"),
+    (["train", "missing.svm", "-m", "m.sky"], "no such file: missing.svm"),
     (["train", "{bad}", "-m", "m.sky"], "not a readable .npz"),
     (["train", "{npz}", "-m", "/no/such/folder/m.sky"], "cannot write the model"),
     (["train", "{npz}", "-m", "m.sky", "--alpha", "-1"], "alpha must be"),
     (["predict", "{bad}", "{npz}"], "not a skylite model"),
+    (["predict", "missing.sky", "{npz}"], "no such file: missing.sky"),
+    (["predict", "{f}/huber.sky", "{f}/two.svm"], "huber.sky is a corrupted skylite model "
+                                                  "file: unknown loss 'huber'"),
+    (["predict", "{f}/m.sky", "{f}/two.svm", "-o", "{f}/missing/p.txt"],
+     "cannot write the predictions to"),
+    (["train", "{f}/binary.svm", "-m", "m.sky"], "binary.svm: not a LIBSVM text file"),
+    (["train", "{f}/two.svm", "-m", "m.sky", "--val", "{f}/val.svm"],
+     "val.svm: feature index 3 does not fit n_features=2"),
+    (["train", "{f}/one.svm", "-m", "m.sky"], "at least two classes, got 1 class"),
 ])
-def test_errors_are_one_line_and_nonzero(argv, message, tmp_path, pendigits_npz, capsys):
+def test_errors_are_one_line_and_nonzero(argv, message, tmp_path, pendigits_npz, small_files,
+                                         capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"this is not a zip file")
-    argv = [a.format(bad=bad, npz=pendigits_npz) for a in argv]
+    argv = [a.format(bad=bad, npz=pendigits_npz, f=small_files) for a in argv]
     assert main(argv) == 1
-    err = capsys.readouterr().err.strip()
+    captured = capsys.readouterr()
+    err = captured.err.strip()
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "multilabel" not in err and "1 classes" not in captured.out
+    assert not (tmp_path / "m.sky").exists()
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--kernel", "linear", "--sigma", "2"], "--sigma applies only with --kernel gaussian"),
+    (["--kernel", "linear", "--features", "64"], "--features applies only with a random"),
+    (["--degree", "3"], "--degree applies only with --kernel polynomial"),
+    (["--n-iter-no-change", "3"], "--n-iter-no-change applies only with --early-stop"),
+    (["--early-stop", "--val", "v.svm", "--validation-fraction", "0.2"],
+     "--validation-fraction applies only with --early-stop without --val"),
+    (["--checkpoint-every", "5"], "--checkpoint-every applies only with --checkpoint"),
+    (["--classification"], "--classification applies only with --loss squared or lad"),
+])
+def test_an_option_that_does_not_apply_is_an_error(options, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", "x.svm", "-m", "m.sky", *options])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_version_and_help_show_every_default(tmp_path):
+    run = lambda *argv: subprocess.run([sys.executable, "-m", "skylite", *argv],
+                                       capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    version = run("--version")
+    assert version.returncode == 0 and version.stdout.strip() == f"skylite {skylite.__version__}"
+    text = " ".join(run("train", "--help").stdout.split())
+    for shown in ("the kernel (default: gaussian)", "(default: 0.0001)",
+                  "random features s (default: 2048;", "max ADMM iterations (default: 500)",
+                  "residual tolerance (default: 0.001)", "(default: ceil(s / 4096)",
+                  "iterations between checkpoints (default: 10)", "(default: 0.1)"):
+        assert shown in text, shown
+    # every argument of every command has a line of help
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    for name, command in [("skylite", parser), *commands.items()]:
+        missing = [a.dest for a in command._actions if not a.help]
+        assert not missing, (name, missing)
+
+
+def test_wide_rows_are_refused_in_one_line_and_the_linear_kernel_fits(tmp_path):
+    """2 rows whose largest index no machine has the memory for with the Gaussian map's
+    d x s_j frequency matrix; the linear kernel needs little (the paper's estimate said
+    14.5 TiB for d = 2e6)."""
+    wide = tmp_path / "wide.svm"
+    wide.write_text(f"1 1:0.5 {2**31 - 2}:1\n-1 3:0.25 2000000:2\n")
+    run = subprocess.run([sys.executable, "-m", "skylite", "train", str(wide), "-m",
+                          str(tmp_path / "m.sky"), "--iters", "3"], capture_output=True,
+                         text=True, timeout=60, cwd=tmp_path)
+    assert run.returncode == 1 and run.stderr.count("\n") == 1, run.stderr
+    assert "Traceback" not in run.stderr and "map parameters" in run.stderr
+    assert "linear kernel" in run.stderr and "docs/choosing_parameters.md" in run.stderr
+    narrower = tmp_path / "narrower.svm"
+    narrower.write_text("1 1:0.5 2000000:1\n-1 3:0.25 1999999:2\n")
+    linear = subprocess.run([sys.executable, "-m", "skylite", "train", str(narrower), "-m",
+                             str(tmp_path / "m.sky"), "--iters", "3", "--kernel", "linear"],
+                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert linear.returncode == 0, linear.stderr
+    header = linear.stdout.split("; memory ")[1]
+    assert header.split()[1] == "MiB" and float(header.split()[0]) < 1024
+
+
+def test_classification_with_the_squared_loss(small_files, tmp_path, capsys):
+    model = tmp_path / "sq.sky"
+    assert main(["train", str(small_files / "two.svm"), "-m", str(model), "--loss", "squared",
+                 "--classification", "--features", "16", "--iters", "5", "-q"]) == 0
+    assert "trained KernelMachine" in capsys.readouterr().out
+    assert list(skylite.load(model).classes_) == [-1, 1]
 
 
 def test_console_script_bad_option_exits_2_without_traceback(tmp_path):
@@ -142,3 +239,13 @@ def test_killed_training_resumes_from_its_checkpoint(pendigits_npz, tmp_path):
     assert not checkpoint.exists()                       # removed when training ends
     resumed, uninterrupted = skylite.load(tmp_path / "resumed.sky"), skylite.load(full)
     np.testing.assert_array_equal(resumed.coef_, uninterrupted.coef_)
+
+
+def test_the_demo_linear_baseline_converges(pendigits):
+    X, y = pendigits[0] / 100.0, pendigits[1]
+    defaults = build_parser().parse_args(["demo"])
+    name, linear = demo_models(defaults.features, defaults.blocks, defaults.sigma,
+                               defaults.alpha, defaults.seed)[0]
+    assert name == "linear SVM"
+    linear.fit(X, y)
+    assert linear.converged_ and linear.n_iter_ < linear.max_iter

@@ -70,10 +70,16 @@ def test_regression_presets(digits):
     two = KernelRidge(sigma=1.0, n_features=256, alpha=1e-5).fit(X, np.c_[target, -target])
     assert two.predict(Xt).shape == (1000, 2)
     # refitting a classifier as a regressor forgets its classes
-    model = KernelRidge(sigma=1.0, n_features=256, alpha=1e-5, classification=True).fit(X, y)
+    model = KernelMachine(loss="squared", sigma=1.0, n_features=256, alpha=1e-5,
+                          classification=True).fit(X, y)
     assert hasattr(model, "classes_")
     model.set_params(classification=False).fit(X, target)
     assert not hasattr(model, "classes_") and model.predict(Xt).dtype == np.float64
+    # a preset keeps its kind: a regressor is no classifier and vice versa
+    with pytest.raises(ValueError, match=r"KernelRidge is a regressor.*KernelMachine\(loss="):
+        KernelRidge(classification=True).fit(X, y)
+    with pytest.raises(ValueError, match="KernelSVC is a classifier"):
+        KernelSVC(loss="lad").fit(X, target)
 
 
 def test_objective_matches_the_engine_record(digits):
@@ -119,13 +125,13 @@ def test_bad_input_is_named(digits):
         KernelSVC(sigma=1.0, gamma=1.0).fit(X, y)
     with pytest.raises(ValueError, match="at least two classes"):
         KernelSVC().fit(X, np.zeros(len(X)))
-    with pytest.raises(ValueError, match="rows"):
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         KernelSVC().fit(X, y[:-1])
     bad = X.copy()
     bad[0, 0] = np.inf
-    with pytest.raises(ValueError, match="NaN or infinity"):
+    with pytest.raises(ValueError, match="Input X contains infinity"):
         KernelSVC().fit(bad, y)
-    with pytest.raises(ValueError, match="NaN or infinity"):
+    with pytest.raises(ValueError, match="Input y contains NaN"):
         KernelRidge().fit(X, np.full(len(X), np.nan))
     with pytest.raises(ValueError, match="not fitted"):
         KernelSVC().predict(Xt)

@@ -123,7 +123,7 @@ def test_bad_input(XY):
         Gaussian(1.0).gram(bad)
     with pytest.raises(ValueError, match="features"):
         Gaussian(1.0).gram(X, Y[:, :5])
-    with pytest.raises(ValueError, match="2-D"):
+    with pytest.raises(ValueError, match="2D array"):
         Gaussian(1.0).gram(X[0])
     with pytest.raises(ValueError, match="negative"):
         ExpSemigroup(1.0).gram(X - 0.5)

@@ -99,7 +99,7 @@ def test_each_rank_splits_its_own_rows_and_all_stop_together(mpiexec):
 
 
 @pytest.mark.parametrize("mode, error", [
-    ("nan", "ValueError: rank 1 failed: ValueError: X contains NaN"),
+    ("nan", "ValueError: rank 1 failed: ValueError: Input X contains NaN"),
     ("iteration-fault", "MemoryError: rank 1 failed: MemoryError: cannot allocate"),
     ("mismatch", "ValueError: the ranks were given different max_iter"),
 ])

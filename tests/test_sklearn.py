@@ -1,22 +1,27 @@
-"""scikit-learn compatibility: check_estimator, Pipeline, GridSearchCV, clone, tags."""
+"""scikit-learn conventions: check_estimator, Pipeline, GridSearchCV, clone, tags, feature
+names, documentation of every parameter, the maps as transformers."""
+import inspect
+import pydoc
 import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone, is_classifier, is_regressor
+from sklearn.datasets import load_digits
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import RidgeClassifier
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import check_estimator
 
-sklearn = pytest.importorskip("sklearn")
-from sklearn.base import clone, is_classifier, is_regressor  # noqa: E402
-from sklearn.datasets import load_digits  # noqa: E402
-from sklearn.exceptions import NotFittedError  # noqa: E402
-from sklearn.model_selection import GridSearchCV  # noqa: E402
-from sklearn.pipeline import make_pipeline  # noqa: E402
-from sklearn.preprocessing import StandardScaler  # noqa: E402
-from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
-
-from skylite import (KernelLADRegression, KernelLogisticRegression, KernelRidge,  # noqa: E402
+import skylite
+from skylite import (KernelLADRegression, KernelLogisticRegression, KernelMachine, KernelRidge,
                      KernelSVC)
-from skylite.admm import ConvergenceWarning  # noqa: E402
-from skylite.kernels import Gaussian  # noqa: E402
+from skylite.admm import ConvergenceWarning
+from skylite.kernels import Gaussian
+from skylite.prox import LogisticLoss
+from skylite.sketch import GaussianRFF, RandomLaplace
 
 @pytest.fixture(scope="module")
 def digits():
@@ -30,13 +35,17 @@ PRESETS = [KernelSVC, KernelRidge, KernelLogisticRegression, KernelLADRegression
 
 @pytest.mark.parametrize("cls", PRESETS, ids=lambda c: c.__name__)
 def test_check_estimator(cls):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         results = check_estimator(cls(n_features=64, max_iter=50, n_threads=1), on_fail=None)
     failed = [(r["check_name"], str(r["exception"])[:300]) for r in results
               if r["status"] == "failed"]
     assert len(results) > 40
     assert not failed, failed
+    about_the_class = [str(w.message) for w in caught
+                       if issubclass(w.category, (FutureWarning, DeprecationWarning))
+                       or "BaseEstimator" in str(w.message)]
+    assert not about_the_class, about_the_class
 
 
 def test_tags_and_unfitted_error():
@@ -95,3 +104,74 @@ def test_continuous_target_for_classifier_is_rejected():
     X = np.random.default_rng(0).random((20, 3))
     with pytest.raises(ValueError, match="continuous"):
         KernelSVC().fit(X, X[:, 0])
+
+
+def test_dataframe_feature_names_are_recorded_checked_and_saved(digits, tmp_path):
+    pd = pytest.importorskip("pandas")
+    X, y, Xt, _ = digits
+    columns = [f"pixel{k}" for k in range(X.shape[1])]
+    frame, test = pd.DataFrame(X, columns=columns), pd.DataFrame(Xt, columns=columns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = KernelSVC(n_features=64, max_iter=20).fit(frame, y)
+    assert model.n_features_in_ == 64 and list(model.feature_names_in_) == columns
+    expected = model.predict(test)
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        np.testing.assert_array_equal(expected, model.predict(Xt))
+    shuffled = test[columns[::-1]]
+    with pytest.raises(ValueError, match="same order"):
+        model.predict(shuffled)
+    with pytest.raises(ValueError, match="same order"):
+        model.fit(frame, y, X_val=shuffled, y_val=y[:len(Xt)])
+    model.save(tmp_path / "m.sky")
+    again = skylite.load(tmp_path / "m.sky")
+    assert list(again.feature_names_in_) == columns
+    np.testing.assert_array_equal(again.predict(test), expected)
+    with pytest.raises(ValueError, match="same order"):
+        again.predict(shuffled)
+
+
+@pytest.mark.parametrize("cls", [KernelMachine, *PRESETS], ids=lambda c: c.__name__)
+def test_help_explains_every_parameter(cls):
+    text = pydoc.render_doc(cls)
+    names = [p for p in inspect.signature(cls).parameters]
+    assert len(names) > 30
+    missing = [name for name in names if f"{name} : " not in text]
+    assert not missing, missing
+    assert "verbose : bool, default=False" in text and "Attributes" in text
+
+
+def test_html_repr_and_clone_with_a_loss_object():
+    model = KernelLogisticRegression(loss=LogisticLoss(max_iter=50), n_features=128)
+    assert "KernelLogisticRegression" in model._repr_html_()
+    assert " ".join(repr(model).split()) == ("KernelLogisticRegression(loss=LogisticLoss("
+                                             "tol=1e-10, max_iter=50), n_features=128)")
+    twin = clone(model)
+    assert twin.loss == model.loss and twin.loss is not model.loss
+
+
+def test_the_kind_of_a_preset_and_of_kernel_machine():
+    assert is_classifier(KernelMachine()) and is_regressor(KernelMachine(loss="lad"))
+    assert is_classifier(KernelMachine(loss="squared", classification=True))
+    # the analogue of scikit-learn's RidgeClassifier is KernelMachine, not KernelRidge
+    assert is_classifier(RidgeClassifier())
+    with pytest.raises(ValueError, match="KernelRidge is a regressor"):
+        KernelRidge(classification=True).fit(np.eye(3), [0, 1, 1])
+
+
+def test_feature_maps_are_transformers(digits):
+    X = digits[0][:50]
+    fmap = GaussianRFF(32, sigma=5.0, n_blocks=2)
+    Z = fmap.fit_transform(X)
+    assert Z.shape == (50, 32)
+    np.testing.assert_array_equal(Z, fmap.transform(X))
+    names = fmap.get_feature_names_out()
+    assert list(names[:2]) == ["gaussianrff0", "gaussianrff1"] and len(names) == 32
+    assert RandomLaplace(8).__sklearn_tags__().input_tags.positive_only
+    # a map in a Pipeline before a linear machine
+    pipe = make_pipeline(StandardScaler(), GaussianRFF(64, sigma=8.0))
+    assert pipe.fit_transform(X).shape == (50, 64)
+    assert list(pipe.get_feature_names_out()[:1]) == ["gaussianrff0"]
+    pd = pytest.importorskip("pandas")
+    out = GaussianRFF(4, sigma=5.0).set_output(transform="pandas").fit_transform(X)
+    assert isinstance(out, pd.DataFrame) and list(out.columns)[0] == "gaussianrff0"

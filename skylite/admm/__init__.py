@@ -6,6 +6,7 @@ column sweep, `checkpoint` and `memory` the checkpoint files and the memory plan
 """
 from .blockadmm import BlockADMM, ConvergenceWarning
 from .iteration import ConvergenceError
-from .memory import paper_estimate_bytes
+from .memory import MemoryRefused, WideInputWarning, paper_estimate_bytes
 
-__all__ = ["BlockADMM", "ConvergenceError", "ConvergenceWarning", "paper_estimate_bytes"]
+__all__ = ["BlockADMM", "ConvergenceError", "ConvergenceWarning", "MemoryRefused",
+           "WideInputWarning", "paper_estimate_bytes"]

@@ -82,6 +82,52 @@ ctypedef struct Scratch:
     double *clock       # N_PHASES seconds
 
 
+ctypedef struct Lengths:
+    # Elements of one thread's buffers for a sweep (see `_lengths`).
+    Py_ssize_t zsize    # bytes per element of a feature block (4 with float32, else 8)
+    Py_ssize_t z        # the regenerated block (n x s_max), 0 when every block is cached
+    Py_ssize_t z64      # its float64 widening (float32 Woodbury blocks only)
+    Py_ssize_t f32      # the float32 scratch (b32, p32, w32, o32, g32)
+    Py_ssize_t d        # the doubles: parameters, work, p, r, u, clock, v
+    Py_ssize_t p        # of which the map parameters of a block
+    Py_ssize_t w        # of which the transform's work space
+
+
+cdef Lengths _lengths(BlockTransform T, Py_ssize_t n, Py_ssize_t m, Py_ssize_t k, bint single,
+                      bint any_regenerated):
+    """The per-thread buffer lengths of a sweep over the blocks of T for n rows, m outputs
+    and B of k columns: the one formula `ColumnBlocks.sweep` allocates by and
+    `sweep_buffer_bytes` reports."""
+    cdef Lengths L
+    cdef Py_ssize_t j, s_j, smax = 1
+    cdef bint any_woodbury = False
+    L.p = 1
+    L.w = 1
+    for j in range(T.n_blocks):
+        s_j = T.block_size(j)
+        smax = max(smax, s_j)
+        L.p = max(L.p, T.param_size(j) + 1)
+        L.w = max(L.w, T.work_size(j, TILE_ROWS) + 1)
+        any_woodbury |= n < s_j
+    L.zsize = 4 if single else 8
+    L.z = n * smax if any_regenerated else 0
+    L.z64 = n * smax if (single and any_woodbury) else 0
+    L.f32 = (TILE_ROWS * k + smax * k + smax * m + n * m + smax * smax) if single else 0
+    L.d = L.p + L.w + smax * k + 2 * smax * m + n * m + N_PHASES
+    return L
+
+
+def sweep_buffer_bytes(BlockTransform transform_op, Py_ssize_t n_rows, Py_ssize_t m,
+                       Py_ssize_t k, bint single, int n_threads, bint any_regenerated):
+    """What one sweep of `ColumnBlocks.sweep` allocates for its threads, in bytes:
+    {"parameters": the map parameters of a block, per thread; "blocks": the regenerated
+    feature block, per thread; "other": the rest (products, solves, wave slots)}."""
+    cdef Lengths L = _lengths(transform_op, n_rows, m, k, single, any_regenerated)
+    return {"parameters": n_threads * L.p * 8,
+            "blocks": n_threads * (L.z * L.zsize + L.z64 * 8),
+            "other": n_threads * ((L.d - L.p) * 8 + L.f32 * 4 + n_rows * m * 8)}
+
+
 cdef class ColumnBlocks:
     """Everything kept per column block for one row block X_i: the graph-projection factors
     and, as the memory budget allows, cached Z blocks or cached map parameters.
@@ -171,7 +217,7 @@ cdef class ColumnBlocks:
         cdef Py_ssize_t n = self.n_rows, m = Wbar.shape[1], C = self.n_blocks
         cdef Py_ssize_t k = B.shape[1], smax = self.max_block, t, i, j, jj, w0, nb
         cdef Py_ssize_t len_nm = n * m
-        cdef bint any_regenerated = False, any_woodbury = False
+        cdef bint any_regenerated = False
         cdef double start
         cdef Py_ssize_t s_all = self.T.n_features
         if (Wbar.shape[0] != s_all or mu_p.shape[0] != s_all or U.shape[0] != s_all
@@ -184,18 +230,11 @@ cdef class ColumnBlocks:
                              f"(relax={relax}), got {k}")
         if not 0.0 < relax < 2.0:
             raise ValueError(f"the relaxation must lie in (0, 2), got {relax}")
-        cdef Py_ssize_t len_p = 1, len_w = 1
         for j in range(C):
-            len_p = max(len_p, self.T.param_size(j) + 1)
-            len_w = max(len_w, self.T.work_size(j, TILE_ROWS) + 1)
             any_regenerated |= self.zcache[j] == NULL
-            any_woodbury |= self.woodbury[j]
-        cdef Py_ssize_t zsize = 4 if self.single else 8
-        cdef Py_ssize_t len_z = n * smax if any_regenerated else 0
-        cdef Py_ssize_t len_z64 = n * smax if (self.single and any_woodbury) else 0
-        cdef Py_ssize_t len_f32 = ((TILE_ROWS * k + smax * k + smax * m + n * m
-                                    + smax * smax) if self.single else 0)
-        cdef Py_ssize_t len_d = len_p + len_w + smax * k + 2 * smax * m + n * m + N_PHASES
+        cdef Lengths L = _lengths(self.T, n, m, k, self.single, any_regenerated)
+        cdef Py_ssize_t zsize = L.zsize, len_z = L.z, len_z64 = L.z64, len_f32 = L.f32
+        cdef Py_ssize_t len_d = L.d, len_p = L.p, len_w = L.w
         # per thread: the block buffer, doubles, floats; per wave slot: O'_j (n x m)
         cdef char *zbuf = <char *> malloc(n_threads * len_z * zsize + 1)
         cdef double *z64buf = <double *> malloc((n_threads * len_z64 + 1) * sizeof(double))

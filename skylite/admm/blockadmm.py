@@ -29,13 +29,15 @@ import scipy.sparse as sp
 from .._distributed import Distributed, Guard
 from .._threads import blas_single_threaded, resolve_threads
 from .._validation import check_positive, check_rows, with_native_index_dtypes
+from ..sketch import map_from_dict
 from ._graph_projection import PHASES, ColumnBlocks
 from .acceleration import AndersonAcceleration
 from .checkpoint import (checkpoint_file, data_checksum, load_checkpoint, remove_checkpoint,
                          save_checkpoint)
 from .iteration import (ConvergenceError, Iteration, RowData, State, balanced_rho,
                         residuals)
-from .memory import available_memory_bytes, paper_estimate_bytes, plan_cache
+from .memory import (WideInputWarning, available_memory_bytes, footprint, format_bytes,
+                     plan_cache, refusal, wide_input_message)
 
 __all__ = ["BlockADMM", "ConvergenceError", "ConvergenceWarning"]
 
@@ -65,8 +67,12 @@ class BlockADMM:
     n_row_blocks : int, row blocks of this process (simulated; under `comm` each rank
         holds its own, normally 1)
     n_threads : int or None (all cores).  The result does not depend on it (bitwise).
-    memory_budget : bytes for caching Z blocks / map parameters; 0 caches nothing, None
-        takes half of the machine's available memory
+    memory_budget : bytes for caching Z blocks / map parameters beyond the working memory;
+        0 caches nothing, None takes half of the machine's available memory.  The working
+        memory (`memory_footprint_`, skylite.admm.memory) is checked against the available
+        memory before anything is allocated: a run that does not fit raises
+        skylite.admm.memory.MemoryRefused (a MemoryError) saying what to change, and the
+        caches get at most what is left
     precision : "float64" or "float32": the precision of the feature blocks (transform,
         cache and the products with them); the state is float64
     adapt_rho : bool, residual balancing every 10 iterations
@@ -134,28 +140,56 @@ class BlockADMM:
         bounds = np.linspace(0, n, R + 1).round().astype(int)
         return [(bounds[i], bounds[i + 1]) for i in range(R)]
 
-    def memory_estimate(self, n, d, m, R=None):
-        """The paper's per-process memory estimate (bytes) for n rows in R row blocks
-        overall (default: this process's n_row_blocks)."""
-        op = self.feature_map.transform_op_
-        return paper_estimate_bytes(n, d, m, op.n_features, R or self.n_row_blocks,
-                                    op.n_blocks, self.n_threads)
+    def _footprint(self, op, block_rows, m, input_copy):
+        """The working memory of this process (skylite.admm.memory.footprint)."""
+        return footprint(op, block_rows, m, n_threads=self.n_threads,
+                         single=self.precision == "float32", relaxed=self.relaxation != 1.0,
+                         anderson_memory=(self.anderson_memory if self.acceleration else None),
+                         input_copy=input_copy)
+
+    def _fitting_blocks(self, block_rows, m, input_copy, available):
+        """The smallest number of column blocks (doubling, up to s and 4096) whose working
+        memory fits in `available` bytes, or None."""
+        fmap = self.feature_map
+        description = fmap.to_dict()
+        C = fmap.transform_op_.n_blocks * 2
+        while C <= min(fmap.transform_op_.n_features, 4096):
+            trial = map_from_dict(dict(description,
+                                       params=dict(description["params"], n_blocks=C)))
+            if self._footprint(trial.transform_op_, block_rows, m,
+                               input_copy).total <= available:
+                return C
+            C *= 2
+        return None
 
     def _setup(self, X, Y, n):
-        """Validate the targets for the loss, allocate the state and the column blocks; n is
-        the global number of rows (the scale c uses it)."""
+        """Validate the targets for the loss, check that the run fits in memory, allocate
+        the state and the column blocks; n is the global number of rows (the scale c uses
+        it)."""
         self.loss.value(np.zeros_like(Y), Y)     # the loss's target checks, once
         op = self.feature_map.transform_op_
         m, s = Y.shape[1], op.n_features
         single = self.precision == "float32"
+        converted = single and X.dtype != np.float32
+        input_copy = (X.data.nbytes // 2 + X.indices.nbytes + X.indptr.nbytes
+                      if sp.issparse(X) else X.nbytes // 2) if converted else 0
+        ranges = self._row_ranges(Y.shape[0])
+        block_rows = [stop - start for start, stop in ranges]
+        need = self._footprint(op, block_rows, m, input_copy)
+        available = available_memory_bytes() // getattr(self, "_ranks_on_node", 1)
+        if need.total > available:
+            raise refusal(need, available, self.feature_map,
+                          self._fitting_blocks(block_rows, m, input_copy, available))
+        wide = wide_input_message(need, self.feature_map)
+        if wide:
+            warnings.warn(wide, WideInputWarning, stacklevel=4)
+        budget = available // 2 if self.memory_budget is None else self.memory_budget
+        budget = min(budget, available - need.total)   # caches only in what is left
         X = X.astype(np.float32 if single else np.float64, copy=False)
         self.scale_ = 1.0 / np.sqrt(self.alpha * n) if self.alpha > 0 else 1.0
-        budget = self.memory_budget
-        if budget is None:       # half the free memory, shared by the ranks of this node
-            budget = available_memory_bytes() // (2 * getattr(self, "_ranks_on_node", 1))
         sizes = list(np.diff(op.block_offsets))
         self.rows_ = []
-        for start, stop in self._row_ranges(Y.shape[0]):
+        for start, stop in ranges:
             plan = plan_cache(sizes, [op.n_params(j) for j in range(op.n_blocks)],
                               stop - start, budget // self.n_row_blocks, single)
             rows = X[start:stop]          # X is validated; a CSR slice needs its index dtypes
@@ -165,7 +199,9 @@ class BlockADMM:
                                    self.scale_)
             self.rows_.append(RowData(rows, Y[start:stop], columns))
         self.cache_plan = plan      # every row block gets the same share of the budget
-        self.state_ = State(s, m, [data.Y.shape[0] for data in self.rows_])
+        self.memory_footprint_ = need
+        self.memory_estimate_ = need.total + plan.used * len(ranges)
+        self.state_ = State(s, m, block_rows)
         self.iteration_ = Iteration(self.loss, self.regularizer, self.alpha, self.scale_, n,
                                     op.n_blocks, self.relaxation, self.n_threads)
         self.accelerator_ = (AndersonAcceleration(self.anderson_memory)
@@ -206,7 +242,6 @@ class BlockADMM:
         R = int(sum(r[3] for r in ranks))
         self.n_rows_, self.n_row_blocks_total_ = n, R
         self._row_start = int(sum(r[0] for r in ranks[:dist.rank]))
-        self.memory_estimate_ = self.memory_estimate(n, X.shape[1], m, R=R)
         dist.agree(self._setup, X, Y, n)
         resume = [r[4] for r in ranks]
         if any(resume) and not all(resume):
@@ -220,9 +255,10 @@ class BlockADMM:
                   f"R={R} ranks={dist.size} C={op.n_blocks} threads={self.n_threads} "
                   f"{self.precision} acceleration={self.acceleration} "
                   f"relaxation={self.relaxation:g}; "
-                  f"paper memory estimate {self.memory_estimate_ / 2**20:.1f} MiB; "
-                  f"cached Z blocks {self.cache_plan.n_z_cached}/{op.n_blocks}, "
-                  f"parameters {self.cache_plan.n_params_cached}/{op.n_blocks}")
+                  f"memory {self.memory_footprint_.describe()} + caches "
+                  f"{format_bytes(self.memory_estimate_ - self.memory_footprint_.total)}"
+                  f" (Z blocks {self.cache_plan.n_z_cached}/{op.n_blocks}, parameters "
+                  f"{self.cache_plan.n_params_cached}/{op.n_blocks})")
         self.history_ = []
         self.converged_ = False
         rho, first = self.rho, 1

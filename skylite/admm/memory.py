@@ -1,4 +1,13 @@
-"""Memory of BlockADMM: the paper's per-process estimate and the cache plan under a budget.
+"""Memory of BlockADMM: what a run allocates, the check before it does, the cache plan.
+
+`footprint` counts, per process and in bytes, everything the engine allocates for a run:
+the state and the iteration's temporaries (O(n m + s m)), the graph-projection factors
+(sum over blocks of min(n_i, s_j)^2 floats), the per-thread buffers of the sweep (one
+feature block n_i x s_j and the map parameters of a block: d x s_j floats for the
+projection maps, O(d) for Fastfood and TensorSketch, none for the identity map), a float32
+copy of the rows, Anderson's memory, and the transient buffers of scoring.  `check_fits`
+compares that with the available memory before anything is allocated and refuses with one
+line that says what to change.  What is left of the budget goes to caches (`plan_cache`).
 
 The paper (Section 3) counts, per process with n_i = n / R rows, s_j = s / C features per
 block and t threads, the floats
@@ -10,13 +19,28 @@ block and t threads, the floats
   + t s m / C + n m t / R + n m / R      per-thread temporaries and Delta
   + s^2 / C            the graph-projection factors
 
-`memory_budget` (bytes) is what the engine may spend beyond that on caching: whole Z blocks
-first (a cached block skips the transform), then the map parameters of the remaining blocks.
+(`paper_estimate_bytes`); it leaves out the map parameters, and counts s^2 / C for the
+factors where the engine needs min(n_i, s_j)^2 per block, so it is far off for wide inputs
+and for the linear kernel (s = d).
+
+`memory_budget` (bytes) is what the engine may spend beyond its working memory on caching:
+whole Z blocks first (a cached block skips the transform), then the map parameters of the
+remaining blocks.
 """
+import math
 import os
 from dataclasses import dataclass, field
 
+from ..sketch import Identity
+from ._graph_projection import sweep_buffer_bytes
+
 FLOAT64 = 8
+# The most floats one column block's rows and factor may take in the default block layout
+# (`default_n_blocks`): 2^28, 2 GiB of float64 (full MNIST at s_j = 4096 fits).
+BLOCK_FLOATS = 2**28
+# Rows per chunk when outputs are scored or predicted block by block (skylite.estimators;
+# memory: rows x max s_j).
+SCORING_ROWS = 8192
 
 
 def paper_estimate_bytes(n, d, m, s, R, C, t):
@@ -26,16 +50,64 @@ def paper_estimate_bytes(n, d, m, s, R, C, t):
     return int(floats * FLOAT64)
 
 
+def default_n_blocks(n_features, n_rows, max_block=4096):
+    """The default number of column blocks C for s = n_features features and n_rows rows per
+    process (the largest over the ranks), whatever the machine or the thread count.
+
+    C is the smallest number of near-equal blocks, at least 2 (at most s), with at most
+    `max_block` columns each (None: no limit; the linear kernel, whose s = d is not chosen)
+    and whose feature block and factor, n s_j + min(n, s_j)^2 floats, stay within
+    BLOCK_FLOATS.  Few blocks converge in fewer iterations (docs/engine.md: on MNIST 20k,
+    s = 16384, 4 blocks took 128 iterations and 16 blocks 328); 4096 features per block keep
+    the factorization (n s s_j flops) and the per-thread buffers (n x s_j) moderate.
+    """
+    s, n = int(n_features), max(int(n_rows), 1)
+    widest = int((math.sqrt(n * n + 4 * BLOCK_FLOATS) - n) / 2)     # with s_j <= n
+    if widest >= n:                                               # or s_j > n
+        widest = max(widest, (BLOCK_FLOATS - n * n) // n)
+    if max_block is not None:
+        widest = min(widest, max_block)
+    return int(min(s, max(2, -(-s // max(widest, 1)))))
+
+
 def available_memory_bytes():
-    """MemAvailable from /proc/meminfo (Linux), else free physical pages."""
+    """MemAvailable from /proc/meminfo (Linux; else the free physical pages), and no more
+    than the room left under this process's cgroup memory limit (a container's limit)."""
+    available = None
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    available = int(line.split()[1]) * 1024
+                    break
     except OSError:
         pass
-    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if available is None:
+        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    room = _cgroup_room()
+    return available if room is None else min(available, room)
+
+
+# cgroup v2, then v1: (limit file, usage file); an unlimited v2 limit reads "max"
+_CGROUP_FILES = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                 ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                  "/sys/fs/cgroup/memory/memory.usage_in_bytes"))
+
+
+def _cgroup_room():
+    """Bytes left under the cgroup memory limit, or None without a limit."""
+    for limit_file, usage_file in _CGROUP_FILES:
+        try:
+            with open(limit_file) as f:
+                limit = f.read().strip()
+            with open(usage_file) as f:
+                usage = int(f.read().strip())
+        except (OSError, ValueError):
+            continue
+        if limit.isdigit() and int(limit) < 2**60:        # v1 writes "no limit" as ~2^63
+            return max(int(limit) - usage, 0)
+        return None
+    return None
 
 
 @dataclass
@@ -75,3 +147,131 @@ def plan_cache(block_sizes, param_sizes, n_rows, budget, single):
             left -= need
     plan.used = int(budget) - left
     return plan
+
+
+@dataclass
+class Footprint:
+    """Bytes one process allocates for a run, by part.  The `persistent` parts live for the
+    whole run; the sweep's per-thread buffers (`sweep`) and the buffers of scoring
+    (`scoring`) are allocated in turn, so the peak has the larger of the two on top."""
+    persistent: dict
+    sweep: dict
+    scoring: int
+
+    @property
+    def total(self):
+        """The peak, in bytes."""
+        return sum(self.persistent.values()) + max(sum(self.sweep.values()), self.scoring)
+
+    def parts(self):
+        """The parts at the peak, by name."""
+        transient = (self.sweep if sum(self.sweep.values()) >= self.scoring
+                     else {"scoring": self.scoring})
+        return {**self.persistent, **transient}
+
+    def largest(self):
+        """The name of the largest part at the peak."""
+        return max(self.parts().items(), key=lambda item: item[1])[0]
+
+    def describe(self, count=3):
+        """'1.2 GiB (map parameters 1.0 GiB, feature blocks 120.0 MiB, ...)': the peak and
+        its largest parts."""
+        parts = sorted(self.parts().items(), key=lambda item: -item[1])[:count]
+        return (f"{format_bytes(self.total)} ("
+                + ", ".join(f"{name} {format_bytes(size)}" for name, size in parts) + ")")
+
+
+def footprint(op, block_rows, m, *, n_threads, single, relaxed, anderson_memory=None,
+              input_copy=0):
+    """The `Footprint` of a BlockADMM run before caching.
+
+    op: the fitted map's BlockTransform; block_rows: the rows n_i of this process's row
+    blocks; m: outputs; single: float32 blocks; relaxed: relaxation != 1 (B has 2m
+    columns); anderson_memory: Anderson's memory, None without acceleration; input_copy:
+    bytes of the float32 copy of the rows made for `single` (0 if none).
+    """
+    s = int(op.n_features)
+    offsets = op.block_offsets
+    sizes = [int(offsets[j + 1] - offsets[j]) for j in range(op.n_blocks)]
+    k = 2 * m if relaxed else m
+    fixed_point = 2 * s * m + sum(3 * n_i * m + 2 * s * m for n_i in block_rows)
+    persistent = {
+        "state": FLOAT64 * (fixed_point + s * m + sum(n_i * m + s * m for n_i in block_rows)),
+        "iteration temporaries": FLOAT64 * (5 * s * m + sum(5 * n_i * m + n_i * k
+                                                            for n_i in block_rows)),
+        "factors": FLOAT64 * sum(min(n_i, s_j) ** 2 for n_i in block_rows for s_j in sizes),
+    }
+    if anderson_memory is not None:       # G and F: memory + 1 pairs, and one more x
+        persistent["Anderson memory"] = FLOAT64 * 2 * (anderson_memory + 2) * fixed_point
+    if input_copy:
+        persistent["float32 rows"] = int(input_copy)
+    sweep = {"map parameters": 0, "feature blocks": 0, "sweep buffers": 0}
+    for n_i in block_rows:          # the row blocks are swept one after the other
+        parts = sweep_buffer_bytes(op, n_i, m, k, single, n_threads, True)
+        for name, key in (("map parameters", "parameters"), ("feature blocks", "blocks"),
+                          ("sweep buffers", "other")):
+            sweep[name] = max(sweep[name], parts[key])
+    rows = sum(block_rows)
+    largest_params = max(op.n_params(j) for j in range(op.n_blocks))
+    scoring = FLOAT64 * (largest_params + min(SCORING_ROWS, rows) * max(sizes) + rows * m)
+    return Footprint(persistent, sweep, scoring)
+
+
+class MemoryRefused(MemoryError):
+    """A run that would need more memory than is available, refused before allocating."""
+
+
+def refusal(need, available, fmap, fitting_blocks):
+    """The MemoryRefused for a run whose Footprint `need` exceeds `available` bytes: one
+    line with what is needed, what is available and what to change, led by the largest
+    part.  fitting_blocks: the smallest number of column blocks that would fit, or None."""
+    more_blocks = (f"n_blocks={fitting_blocks} (--blocks {fitting_blocks})"
+                   if fitting_blocks else None)
+    fewer_features = ("fewer input columns (the linear kernel has s = d)"
+                      if isinstance(fmap, Identity) else "fewer features (n_features, --features)")
+    largest = need.largest()
+    if largest == "map parameters":
+        tips = [f"{type(fmap).__name__} draws a {fmap.n_features_in_} x s_j matrix per "
+                f"block and thread: for rows this wide use the linear kernel, or a linear "
+                f"sketch to a few thousand dimensions before the kernel map", more_blocks,
+                "fewer threads", fewer_features]
+    elif largest == "feature blocks":
+        tips = [more_blocks, "fewer threads", "fewer rows per process (more MPI ranks)",
+                fewer_features]
+    elif largest == "factors":
+        tips = [more_blocks, fewer_features]
+    else:
+        tips = [fewer_features, "fewer rows per process (more MPI ranks)", more_blocks]
+    advice = "; ".join(tip for tip in tips if tip)
+    return MemoryRefused(f"training needs {need.describe()} per process but "
+                         f"{format_bytes(available)} is available; {advice} "
+                         f"(docs/choosing_parameters.md)")
+
+
+class WideInputWarning(UserWarning):
+    """A map's random parameters take far more memory (and time) than the features they
+    produce: the input rows are too wide for it."""
+
+
+def wide_input_message(need, fmap):
+    """A message for WideInputWarning when the map parameters of the sweep exceed 1 GiB
+    and four times its feature blocks (a d x s_j matrix per block for rows of d >> n_i
+    columns), else None."""
+    sweep = need.sweep
+    if sweep["map parameters"] <= max(2**30, 4 * sweep["feature blocks"]):
+        return None
+    return (f"{type(fmap).__name__}'s random parameters take "
+            f"{format_bytes(sweep['map parameters'])} (a {fmap.n_features_in_} x s_j matrix "
+            f"per block and thread) for feature blocks of "
+            f"{format_bytes(sweep['feature blocks'])}: for rows this wide use the linear "
+            f"kernel, or a linear sketch to a few thousand dimensions before the kernel map "
+            f"(docs/choosing_parameters.md)")
+
+
+def format_bytes(size):
+    """1536 -> '1.5 KiB'."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(size) < 1024:
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"

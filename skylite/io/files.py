@@ -1,7 +1,7 @@
 """Training and test files for the command line: LIBSVM text or `.npz`, whole or one rank's share.
 
-`read_rows(path, part=..., dist=...)` returns the rows (X, y) of a file.  With a `Distributed`
-of P > 1 ranks (skylite._distributed), rank r gets only its share:
+`read_rows(path, part=..., comm=...)` returns the rows (X, y) of a file.  With an mpi4py
+communicator of P > 1 ranks, rank r gets only its share:
 
 - LIBSVM text: the lines whose first byte lies in the r-th of P equal byte ranges of the file
   (`svmlight_byte_ranges`), so each rank reads about 1/P of a plain file from disk; the ranks
@@ -9,31 +9,35 @@ of P > 1 ranks (skylite._distributed), rank r gets only its share:
 - `.npz`: rows [r n / P, (r + 1) n / P) of the arrays (the arrays are decompressed whole on
   every rank: NumPy cannot read part of a compressed array).
 
-Any failure on any rank (missing file, malformed line, no rows) is raised on every rank.
+Any failure on any rank (missing file, malformed line, no rows) is raised on every rank, and
+every error names the file.
 """
 import os
 
 import numpy as np
 
 from .._distributed import Distributed
+from .._validation import check_rows
 from .svmlight import assemble, read_svmlight_part, resolve_features, svmlight_byte_ranges
 
 
-def read_rows(path, *, part="train", n_features=None, zero_based=False, dist=None):
+def read_rows(path, *, part="train", n_features=None, zero_based=False, comm=None):
     """(X, y) from a LIBSVM/svmlight file (plain or gzip) or an `.npz` file.
 
     part: "train" or "test": which arrays of an npz file without `X`/`y` to read
-    (`X_train`/`y_train` or `X_test`/`y_test`).  n_features: the number of columns of a LIBSVM
-    file (default: its largest index).  zero_based: LIBSVM indices start at 0 (default: 1).
-    dist: a skylite._distributed.Distributed; with several ranks each gets its share of rows.
+    (`X_train`/`y_train` or `X_test`/`y_test`).  n_features: the number of columns (default:
+    a LIBSVM file's largest index; an npz file's own); a file with more is an error.
+    zero_based: LIBSVM indices start at 0 (default: 1).  comm: an mpi4py communicator (or
+    None): each rank calls read_rows and gets its share of the rows, every rank alike raises
+    any rank's error (skylite._distributed.Distributed is accepted too).
     y is None for an npz file without labels; integral LIBSVM labels come back as int64 (so
-    predictions print as `3`, not `3.0`, as LIBSVM's do), on every rank alike.
+    predictions print as `3`, not `3.0`, as LIBSVM's do), on every rank alike.  Raises
+    FileNotFoundError ("no such file: ...") or ValueError naming the file.
     """
-    dist = dist or Distributed(None)
+    dist = comm if isinstance(comm, Distributed) else Distributed(comm)
     rank, size = dist.rank, dist.size
     if str(path).endswith(".npz"):
-        X, y = dist.agree(_read_npz_rows, path, part, rank, size)
-        return X, y
+        return dist.agree(_read_npz_rows, path, part, rank, size, n_features)
     byte_range = None if size == 1 else dist.agree(svmlight_byte_ranges, path, size)[rank]
     rows = dist.agree(_read_part, path, byte_range)
     lowest = rows.min_index if rows.min_index >= 0 else np.iinfo(np.int64).max
@@ -41,8 +45,11 @@ def read_rows(path, *, part="train", n_features=None, zero_based=False, dist=Non
                                                  _integral(rows.labels))))
     low = min(lows)
     low = -1 if low == np.iinfo(np.int64).max else low
-    base, columns = resolve_features(low, max(highs), zero_based=zero_based,
-                                     n_features=n_features)
+    try:
+        base, columns = resolve_features(low, max(highs), zero_based=zero_based,
+                                         n_features=n_features)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     X, y = dist.agree(assemble, rows, columns, base)
     return X, (y.astype(np.int64) if all(integral) else y)
 
@@ -62,7 +69,7 @@ def _integral(labels):
                                      and np.abs(labels).max() < 2**53))
 
 
-def _read_npz_rows(path, part, rank, size):
+def _read_npz_rows(path, part, rank, size, n_features):
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such file: {path}")
     try:
@@ -79,9 +86,15 @@ def _read_npz_rows(path, part, rank, size):
         y = arrays[y_name] if y_name in names else None
     if X.ndim != 2:
         raise ValueError(f"{path}: {x_name} must be 2-D, got shape {X.shape}")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{path}: {x_name} has {X.shape[1]} columns, expected {n_features}")
     if y is not None and len(y) != len(X):
         raise ValueError(f"{path}: {x_name} has {len(X)} rows but {y_name} has {len(y)}")
     start, stop = (len(X) * rank) // size, (len(X) * (rank + 1)) // size
     if stop == start:
         raise ValueError(f"{path}: {len(X)} rows cannot be shared by {size} ranks")
-    return X[start:stop], (None if y is None else y[start:stop])
+    try:
+        X = check_rows(X[start:stop], name=x_name)
+    except ValueError as exc:       # NaN, complex, strings: one line that names the file
+        raise ValueError(f"{path}: {str(exc).splitlines()[0]}") from None
+    return X, (None if y is None else y[start:stop])

@@ -11,6 +11,7 @@ process.  For distributed reading, each rank reads the range `svmlight_byte_rang
 the ranks agree on the index range (allreduce of `min_index` / `max_index`, then
 `resolve_features`), and each assembles its rows with the same `zero_based` and `n_features`.
 """
+import codecs
 import gzip
 import numbers
 import os
@@ -115,6 +116,10 @@ def read_svmlight_part(path, byte_range=None):
             compressed = False
     labels, indptr, indices, values, lo, hi, err = _svmlight.parse(buf)
     if err is not None:
+        if _looks_binary(buf):
+            what = "its decompressed data is" if compressed else "it is"
+            raise ValueError(f"{path}: not a LIBSVM text file ({what} binary; expected "
+                             f"lines 'label index:value ...')")
         raise ValueError(_error_message(path, byte_range, buf, base, compressed, err))
     return SvmlightPart(labels, indptr, indices, values, int(lo), int(hi), int(labels.shape[0]))
 
@@ -436,6 +441,19 @@ def _lines_from_file(f, start, stop):
     data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     lo, hi = _line_span(data, start - a, stop - a)
     return a + lo, memoryview(data)[lo:hi]
+
+
+def _looks_binary(buf):
+    """Whether the start of `buf` is binary data rather than text: a NUL byte, or bytes that
+    are not UTF-8, in its first 8 KiB."""
+    head = bytes(buf[:8192])
+    if b"\x00" in head:
+        return True
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 def _row_of(part, k):

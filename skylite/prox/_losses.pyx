@@ -219,6 +219,11 @@ cdef class Loss:
     def __reduce__(self):
         return (type(self), (), self.get_params())
 
+    def __sklearn_clone__(self):
+        """A new object with the same parameters (what scikit-learn's `clone` makes of an
+        estimator parameter)."""
+        return type(self)(**self.get_params())
+
     def __setstate__(self, state):
         self.__init__(**state)
 

@@ -112,6 +112,11 @@ cdef class Regularizer:
     def __reduce__(self):
         return (type(self), ())
 
+    def __sklearn_clone__(self):
+        """A new object with the same parameters (what scikit-learn's `clone` makes of an
+        estimator parameter)."""
+        return type(self)(**self.get_params())
+
     def __eq__(self, other):
         return type(self) is type(other)
 

@@ -7,13 +7,17 @@ j is an independent random map z_j whose parameters come from (seed, j) alone, a
 
 `fit(X)` only fixes the input dimension d and builds the native operator `transform_op_`
 (a `skylite.sketch._transform.BlockTransform`), which the ADMM engine drives without the GIL;
-`transform(X)` returns Z (n x s) and `block(X, j)` returns Z_j (n x s_j).
+`transform(X)` returns Z (n x s) and `block(X, j)` returns Z_j (n x s_j).  The maps are
+scikit-learn transformers (`fit_transform`, `get_feature_names_out`, `set_output`, usable in
+a `Pipeline`).
 """
 import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._params import Params
 from .._threads import blas_single_threaded, resolve_threads
-from .._validation import check_positive, check_rows, resolve_seed
+from .._validation import (FLOAT_DTYPES, check_nonnegative, check_positive, native_rows,
+                           resolve_seed)
 
 
 def even_block_sizes(n_features, n_blocks):
@@ -23,19 +27,28 @@ def even_block_sizes(n_features, n_blocks):
     return [base + (1 if j < extra else 0) for j in range(n_blocks)]
 
 
-class FeatureMap(Params):
+class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Base class of skylite's feature maps (not used directly).
 
     Subclasses define `__init__` with their hyper-parameters (stored unchanged, as in
     scikit-learn), `_check_params()` and `_make_transform_op(d, offsets, seed)`.
     Set `_nonnegative_input = True` for maps defined only on x >= 0.
+    The output features are named after the class: `gaussianrff0`, `gaussianrff1`, ...
     """
 
     _nonnegative_input = False
 
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = self._nonnegative_input
+        tags.requires_fit = True
+        return tags
+
+    @property
+    def _n_features_out(self):
+        """s, the number of output features (for `get_feature_names_out`)."""
+        return self.n_features
 
     def _check_common_params(self):
         check_positive(self.n_features, "n_features", integer=True)
@@ -56,9 +69,11 @@ class FeatureMap(Params):
     # ---- fitting ----
 
     def fit(self, X, y=None):
-        """Fix the input dimension d from X (no data-dependent parameter is learned)."""
-        X = check_rows(X, min_rows=1, who=type(self).__name__,
-                       nonnegative=self._nonnegative_input)
+        """Fix the input dimension d (and, for a DataFrame, the column names) from X; no
+        data-dependent parameter is learned.  Returns self."""
+        X = validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES)
+        if self._nonnegative_input:
+            check_nonnegative(X, who=type(self).__name__)
         # maps without randomness (Identity) have no random_state
         self._fit_dimension(X.shape[1], resolve_seed(getattr(self, "random_state", 0)))
         return self
@@ -78,13 +93,15 @@ class FeatureMap(Params):
         return self
 
     def _check_fitted(self):
-        if not hasattr(self, "transform_op_"):
-            raise ValueError(f"this {type(self).__name__} is not fitted yet: call fit(X) first")
+        check_is_fitted(self, "transform_op_")
 
     def _check_input(self, X):
         self._check_fitted()
-        return check_rows(X, n_features=self.n_features_in_, who=type(self).__name__,
-                          nonnegative=self._nonnegative_input)
+        X = native_rows(validate_data(self, X, reset=False, accept_sparse="csr",
+                                      dtype=FLOAT_DTYPES, ensure_min_samples=0))
+        if self._nonnegative_input:
+            check_nonnegative(X, who=type(self).__name__)
+        return X
 
     # ---- evaluation ----
 
@@ -92,9 +109,6 @@ class FeatureMap(Params):
         """Z = z(X), shape (n, n_features); float32 input gives float32 output."""
         self._check_fitted()
         return self._blocks(X, range(self.transform_op_.n_blocks), n_threads)
-
-    def fit_transform(self, X, y=None, **kwargs):
-        return self.fit(X).transform(X, **kwargs)
 
     def block(self, X, j, *, n_threads=None):
         """Z_j = T[X, j], shape (n, s_j), already scaled by sqrt(s_j / s)."""
@@ -118,13 +132,13 @@ class FeatureMap(Params):
 
     def __getstate__(self):
         # the native operator is rebuilt from (type, sizes, parameters, seed) on unpickling
-        state = dict(self.__dict__)
+        state = dict(super().__getstate__())
         state.pop("transform_op_", None)
         return state
 
     def __setstate__(self, state):
-        self.__dict__.update(state)
-        if "n_features_in_" in state:
+        super().__setstate__(state)
+        if "seed_" in state:
             self._fit_dimension(state["n_features_in_"], state["seed_"])
 
     def to_dict(self):
@@ -140,7 +154,7 @@ class FeatureMap(Params):
         """The constructor arguments as plain JSON values (maps given as parameters become
         their `map_spec`)."""
         return {name: map_spec(value) if isinstance(value, FeatureMap) else value
-                for name, value in self.get_params().items()}
+                for name, value in self.get_params(deep=False).items()}
 
     @classmethod
     def _params_from_json(cls, params):
@@ -247,7 +261,7 @@ def map_from_dict(state, expected=None):
         raise ValueError(f"not a skylite feature-map description: {exc!r}") from None
     if expected is not None and not issubclass(cls, expected):
         raise ValueError(f"description is of a {state['type']}, not a {expected.__name__}")
-    if "random_state" in cls._param_names():
+    if "random_state" in cls._get_param_names():
         params["random_state"] = seed
     fmap = cls(**params)
     fmap._fit_dimension(check_positive(d, "n_features_in", integer=True),

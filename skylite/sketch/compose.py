@@ -121,6 +121,6 @@ def _with_seed(fmap, seed):
     fmap = copy.deepcopy(fmap)
     for name in ("sketch_", "feature_map_", "transform_op_", "n_features_in_", "seed_"):
         fmap.__dict__.pop(name, None)
-    if "random_state" in fmap._param_names():
+    if "random_state" in fmap._get_param_names():
         fmap.random_state = seed
     return fmap

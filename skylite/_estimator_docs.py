@@ -1,0 +1,166 @@
+"""The docstrings of the kernel machines: one text for every parameter and attribute, shared
+by `KernelMachine` and its presets, so that `help(skylite.KernelSVC)` explains all of them."""
+
+_PARAMETERS = """\
+Parameters
+----------
+kernel : str or skylite.kernels.Kernel, default="gaussian"
+    "gaussian" (alias "rbf"), "laplacian", "matern", "polynomial", "exp_semigroup",
+    "linear", or a kernel object such as `skylite.kernels.Gaussian(sigma=5)`.  Ignored
+    when `feature_map` is given.
+loss : str, skylite.prox Loss or None, default=None
+    "hinge" (SVM), "logistic" (multinomial; class probabilities), "squared" (ridge) or
+    "lad" (absolute deviations), or a skylite.prox loss object.  None: {default_loss}.
+    {loss_kind}
+regularizer : str or skylite.prox Regularizer, default="l2"
+    "l2", "l1" (sparse weights) or "none".
+alpha : float >= 0, default=1e-4
+    The regularization weight of (1/n) sum_i V(y_i, o_i) + alpha r(W) (the paper's
+    lambda).  scikit-learn's and LIBSVM's C is 1 / (n alpha).
+n_features : int, default=2048
+    s, the number of random features (ignored by the linear kernel, where s = d).
+n_blocks : int or None, default=None
+    C, the number of column blocks of the feature matrix Z.  None: ceil(s / 4096), at least
+    2, and more when a block's rows and factor would exceed 2 GiB (n s_j + min(n, s_j)^2
+    floats); the linear kernel (s = d) has no 4096-column limit.  It depends on s and n
+    only, so the default model is the same on every machine and thread count
+    (skylite.admm.memory.default_n_blocks, docs/choosing_parameters.md).
+feature_map : skylite.sketch map or None, default=None
+    An unfitted feature map to use instead of the kernel's default one, e.g.
+    `skylite.sketch.Fastfood(8192, sigma=5)`.
+sigma : float > 0 or None, default=None
+    Bandwidth of the "gaussian" and "laplacian" kernels.  Without sigma or gamma it is
+    set from the training rows: sqrt(d Var(X) / 2) (scikit-learn's gamma="scale").
+gamma : float > 0 or None, default=None
+    scikit-learn's gamma: for "gaussian" sigma = 1 / sqrt(2 gamma); for "polynomial"
+    the scale of x.y (default 1).  Give sigma or gamma, not both.
+degree : int or None, default=None
+    Degree of the "polynomial" kernel (gamma x.y + coef0)^degree (default 2).
+coef0 : float >= 0 or None, default=None
+    Offset of the "polynomial" kernel (default 1).
+nu : float > 0 or None, default=None
+    Smoothness of the "matern" kernel (default 1.5).
+length_scale : float > 0 or None, default=None
+    Length scale of the "matern" kernel (default 1).
+beta : float > 0 or None, default=None
+    Parameter of the "exp_semigroup" kernel exp(-beta sum_k sqrt(x_k + y_k)), x >= 0
+    (default 1).
+classification : bool or None, default=None
+    Whether y holds class labels.  None: the loss's own kind (hinge and logistic: class
+    labels; squared and lad: real targets).  True with "squared" or "lad" codes the
+    labels one-vs-rest as +/-1.
+method : str or None, default=None
+    A feature-map variant of the kernel, e.g. "fastfood" for the Gaussian kernel
+    (`skylite.kernels.Gaussian().methods` lists them).
+rho : float > 0, default=1.0
+    Initial ADMM penalty, relative to the loss scale; adapted by residual balancing.
+max_iter : int, default=500
+    Maximum ADMM iterations; reaching it warns (`skylite.admm.ConvergenceWarning`).
+tol : float > 0, default=1e-3
+    Relative tolerance of the primal and dual ADMM residuals (docs/engine.md).
+adapt_rho : bool, default=True
+    Residual balancing of rho every 10 iterations.
+relaxation : float in (0, 2), default=1.8
+    Over-relaxation of the ADMM iteration (1: plain ADMM).
+acceleration : "anderson" or None, default=None
+    Safeguarded Anderson acceleration of the ADMM iteration (skylite.admm.acceleration).
+anderson_memory : int, default=5
+    The number of past iterations Anderson acceleration combines.
+n_threads : int or None, default=None
+    Threads of the native code (None: all cores).  The fitted model does not depend on it.
+memory_budget : int or None, default=None
+    Bytes the engine may spend on caches (feature blocks Z_j, then map parameters) beyond
+    its working memory; 0 caches nothing, None takes half the available memory.  The
+    working memory (state, factors, per-thread buffers and map parameters) is counted
+    before anything is allocated: a fit that does not fit in the available memory raises
+    MemoryError with one line saying what to change (docs/choosing_parameters.md).
+precision : "float64" or "float32", default="float64"
+    Precision of the feature blocks (transform, cache, products with Z); float32 halves
+    their cost and size.  The solver state stays float64.
+random_state : int, numpy Generator, RandomState or None, default=0
+    Seed of the feature map (the model stores the seed, never the random numbers) and of
+    the `early_stopping` split.  None draws a fresh seed, recorded in `feature_map_.seed_`.
+verbose : bool, default=False
+    Print a header (sizes, blocks, threads, memory) and one line per ADMM iteration
+    (objective, residuals, rho, validation score, seconds).  Off by default, so a long fit,
+    or a GridSearchCV of many, prints nothing until it returns.
+callback : callable or None, default=None
+    callback(iteration, record, W) after every iteration (record: the `history_` entry);
+    returning True stops training.
+early_stopping : bool, default=False
+    Hold out `validation_fraction` of the training rows as a validation set (when `fit`
+    is not given X_val, y_val): a random split seeded by `random_state` (and the rank,
+    under `comm`), stratified by class for classifiers.  The held-out rows take no part in
+    the fit, not even in the default sigma; `validation_indices_` lists them.
+validation_fraction : float in (0, 1), default=0.1
+    The share of the training rows (of each class, rounded) held out by `early_stopping`.
+    A split that leaves a class without a training row or holds out no row raises
+    ValueError.
+n_iter_no_change : int or None, default=10
+    With a validation set (X_val, y_val given to `fit`, or the `early_stopping` split), its
+    score (accuracy or R^2) is computed every iteration (`history_`); training stops after
+    `n_iter_no_change` iterations without a better score and `coef_` is the W of the best
+    iteration (`best_iteration_`).  None only records the scores.  A run resumed from a
+    checkpoint tracks the best score from the resumed iteration on.
+comm : mpi4py communicator or None, default=None
+    Under a communicator every rank calls `fit` with its own rows: the fitted model,
+    `objective` and `score` are global and identical on every rank; `predict` stays
+    row-wise and local; `save` writes on rank 0 only.  Never pickled or saved
+    (docs/mpi.md).
+checkpoint : path or None, default=None
+    Save the full ADMM state there every `checkpoint_every` iterations; a `fit` that finds
+    the file(s) resumes from them and reaches the uninterrupted run's model.
+checkpoint_every : int, default=10
+    Iterations between checkpoints.
+
+Attributes
+----------
+coef_ : ndarray of shape (s, m)
+    The weights W (m outputs: one per class, one for two classes, or the targets'
+    columns).
+feature_map_ : skylite.sketch map
+    The fitted feature map z (its seed in `feature_map_.seed_`).
+classes_ : ndarray of shape (n_classes,)
+    The class labels (classification only).
+n_features_in_ : int
+    The number of input features d.
+feature_names_in_ : ndarray of str
+    The column names of a DataFrame X given to `fit` (only then); `predict` checks that
+    the same columns arrive in the same order.
+loss_, regularizer_ : skylite.prox objects
+    The loss and regularizer used.
+n_iter_ : int
+    ADMM iterations run.
+best_iteration_ : int
+    The iteration whose W is `coef_` (`n_iter_` unless early stopping kept an earlier one).
+converged_ : bool
+    Whether the residuals met `tol`.
+history_ : list of dict
+    One record per iteration: objective, primal and dual residuals, rho, validation score
+    (with a validation set), seconds.
+validation_indices_ : ndarray or None
+    The rows of X (of this rank's X under `comm`) held out by `early_stopping`, sorted.
+memory_estimate_ : int
+    Bytes this process allocated for training at its peak: the working memory (counted
+    before the fit, see `memory_budget`) plus the caches.
+phase_seconds_ : dict
+    Seconds spent per phase of the engine (transform, factor, products, ...).
+"""
+
+_LOSS_KIND = {
+    None: "The loss decides whether y holds class labels (see `classification`).",
+    True: "{name} is a classifier: the loss must take class labels (hinge, logistic, or "
+          "squared / lad with classification=True).",
+    False: "{name} is a regressor: the loss must take real targets (squared or lad).",
+}
+
+
+def estimator_docstring(name, summary, default_loss, classification=None):
+    """The docstring of a kernel machine: `summary`, then every parameter and attribute.
+
+    classification: None for `KernelMachine` (its loss decides), True for a classifier
+    preset, False for a regressor preset.
+    """
+    loss_kind = _LOSS_KIND[classification].format(name=name)
+    return (summary.rstrip() + "\n\n"
+            + _PARAMETERS.format(default_loss=f'"{default_loss}"', loss_kind=loss_kind))
