@@ -135,9 +135,10 @@ def test_cli_early_stop_with_and_without_val(npz_files, tmp_path, capsys, with_v
     train, val = npz_files
     argv = ["train", str(train), "-m", str(tmp_path / "m.sky"), "--sigma", "0.6",
             "--features", "256", "--alpha", "1e-6", "--tol", "1e-12", "--iters", "150",
-            "--threads", "1", "--early-stop", "--n-iter-no-change", "4",
-            "--validation-fraction", "0.15"]
-    assert main(argv + (["--val", str(val)] if with_val else [])) == 0
+            "--threads", "1", "--early-stop", "--n-iter-no-change", "4"]
+    # --validation-fraction applies only without --val (with it, it is an error)
+    assert main(argv + (["--val", str(val)] if with_val else
+                        ["--validation-fraction", "0.15"])) == 0
     out = capsys.readouterr().out
     progress = [line for line in out.splitlines() if line.startswith("iter ")]
     assert all("validation" in line for line in progress)
