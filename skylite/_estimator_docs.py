@@ -112,6 +112,13 @@ checkpoint : path or None, default=None
     the file(s) resumes from them and reaches the uninterrupted run's model.
 checkpoint_every : int, default=10
     Iterations between checkpoints.
+solver : {{"auto", "admm", "direct"}}, default="auto"
+    "admm": the BlockADMM iterations.  "direct": the closed form of the squared loss with
+    the l2 regularizer, (Z^T Z + n alpha I) W = Z^T Y, with Z^T Z accumulated over chunks of
+    rows (Z is never stored; s^2 float64 of memory; no iterations, so the iteration options
+    do not apply; one process only).  "auto": "direct" for the squared loss with l2 and
+    alpha > 0 when s <= 8192 and no communicator, validation set, early stopping,
+    checkpoint, callback or warm start is given; else "admm" (docs/kernel_ridge.md).
 
 Attributes
 ----------

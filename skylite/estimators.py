@@ -13,6 +13,7 @@ Outputs are computed block by block, O = sum_j Z_j W_j, over chunks of rows, so 
 also never forms an n x s array.
 """
 import numbers
+import time
 from copy import deepcopy
 
 import numpy as np
@@ -31,6 +32,7 @@ from ._validation import (FLOAT_DTYPES, check_positive, check_rows, native_rows,
                           resolve_seed)
 from .admm import BlockADMM
 from ._outputs import CachedOutputs, outputs
+from .krr import feature_ridge_coef
 from .admm.memory import available_memory_bytes, default_n_blocks
 from .prox import get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
@@ -53,6 +55,11 @@ KERNEL_NAMES = tuple(_KERNELS)
 # MNIST's 6,000 early-stopping rows at s = 16384 in float32 take 393 MB).
 VALIDATION_CACHE_BYTES = 2**30
 
+SOLVERS = ("auto", "admm", "direct")
+# solver="auto" solves squared loss + l2 in closed form up to this many features (s^2 float64:
+# 512 MB, n s^2 flops)
+DIRECT_MAX_FEATURES = 8192
+
 
 class KernelMachine(BaseEstimator):
     __doc__ = estimator_docstring(
@@ -74,7 +81,7 @@ class KernelMachine(BaseEstimator):
                  n_threads=None, memory_budget=None, precision="float64",
                  random_state=0, verbose=False, callback=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, comm=None, checkpoint=None,
-                 checkpoint_every=10):
+                 checkpoint_every=10, solver="auto"):
         self.kernel = kernel
         self.loss = loss
         self.regularizer = regularizer
@@ -110,6 +117,7 @@ class KernelMachine(BaseEstimator):
         self.comm = comm
         self.checkpoint = checkpoint
         self.checkpoint_every = checkpoint_every
+        self.solver = solver
 
     def __getstate__(self):
         state = dict(super().__getstate__())
@@ -277,6 +285,8 @@ class KernelMachine(BaseEstimator):
             X, Y = check_rows(X[fit_rows]), Y[fit_rows]
             self.validation_indices_ = val_rows
         self.feature_map_ = self._make_feature_map(X, dist)    # sigma from the fitted rows
+        if self._closed_form(loss, regularizer, X_val, warm_start):
+            return self._fit_closed_form(X, Y, loss, regularizer)
         validation, callback, early = None, self.callback, None
         memory_budget = self.memory_budget
         if X_val is not None:
@@ -351,6 +361,46 @@ class KernelMachine(BaseEstimator):
         """O = z(X) W (n x m), block by block over chunks of rows, in the model's precision."""
         return outputs(self.feature_map_, W, X, n_threads=self.n_threads,
                        dtype=np.float32 if self.precision == "float32" else None)
+
+    def _closed_form(self, loss, regularizer, X_val, warm_start):
+        """Whether `solver` (resolved for these settings) is "direct"; raises ValueError for
+        an unknown solver or "direct" where the closed form does not apply."""
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        if self.solver == "admm":
+            return False
+        applies = loss.name == "squared" and regularizer.name == "l2" and self.alpha > 0
+        if self.solver == "direct":
+            if not applies:
+                raise ValueError(f"solver='direct' needs the squared loss with the l2 "
+                                 f"regularizer and alpha > 0, got loss={loss.name!r}, "
+                                 f"regularizer={regularizer.name!r}, alpha={self.alpha!r}")
+            if self.comm is not None:
+                raise ValueError("solver='direct' runs in one process; use solver='admm' "
+                                 "with comm=")
+            return True
+        iterative = (X_val is not None or self.early_stopping or self.checkpoint is not None
+                     or self.callback is not None or warm_start is not None
+                     or self.comm is not None)
+        return (applies and not iterative
+                and self.feature_map_.n_features <= DIRECT_MAX_FEATURES)
+
+    def _fit_closed_form(self, X, Y, loss, regularizer):
+        """coef_ = (Z^T Z + n alpha I)^-1 Z^T Y (skylite.krr.feature_ridge_coef)."""
+        start = time.perf_counter()
+        rows = X.astype(np.float32, copy=False) if self.precision == "float32" else X
+        self.coef_ = feature_ridge_coef(self.feature_map_, rows, Y, self.alpha)
+        seconds = time.perf_counter() - start
+        s = self.feature_map_.n_features
+        self.n_iter_ = self.best_iteration_ = 0
+        self.history_ = []
+        self.converged_ = True
+        self.memory_estimate_ = 8 * (s * s + s * Y.shape[1])
+        self.phase_seconds_ = {"direct": seconds}
+        self.loss_, self.regularizer_ = loss, regularizer
+        if self.verbose:
+            print(f"skylite: closed form of the squared loss with l2 (s={s}): {seconds:.2f}s")
+        return self
 
     def _validation_outputs(self, X_val):
         """W -> z(X_val) W for the per-iteration validation score, with the blocks of X_val

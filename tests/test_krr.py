@@ -92,3 +92,27 @@ def test_bad_input_is_refused(solver):
         call(y[:3], 1.0)
     with pytest.raises(ValueError, match="NaN"):
         call(np.array([1.0, np.nan, 0, 0]), 1.0)
+
+
+def test_kernel_ridge_solvers(pendigits):
+    """auto picks the closed form for squared + l2; it is the ADMM's optimum without its
+    iterations; 'direct' is refused where it does not apply."""
+    from skylite import KernelRidge, KernelSVC
+    X, y, X_test = pendigits
+    X, X_test = X / 100, X_test / 100
+    params = dict(sigma=0.6, n_features=256, alpha=1e-4)
+    auto = KernelRidge(**params).fit(X, y)
+    direct = KernelRidge(solver="direct", **params).fit(X, y)
+    admm = KernelRidge(solver="admm", tol=1e-8, max_iter=5000, **params).fit(X, y)
+    assert auto.n_iter_ == 0 and auto.converged_ and admm.n_iter_ > 10
+    np.testing.assert_array_equal(auto.coef_, direct.coef_)
+    np.testing.assert_allclose(admm.coef_, direct.coef_, atol=1e-4 * np.abs(direct.coef_).max())
+    np.testing.assert_allclose(auto.predict(X_test), admm.predict(X_test), atol=1e-3)
+    early = KernelRidge(early_stopping=True, **params).fit(X, y)
+    assert early.n_iter_ > 0                      # validation asks for the iterations
+    with pytest.raises(ValueError, match="solver must be one of"):
+        KernelRidge(solver="cholesky", **params).fit(X, y)
+    with pytest.raises(ValueError, match="needs the squared loss with the l2 regularizer"):
+        KernelSVC(solver="direct", **params).fit(X, y > 4)
+    with pytest.raises(ValueError, match="needs the squared loss with the l2 regularizer"):
+        KernelRidge(solver="direct", regularizer="l1", **params).fit(X, y)
