@@ -112,19 +112,25 @@ checkpoint : path or None, default=None
     the file(s) resumes from them and reaches the uninterrupted run's model.
 checkpoint_every : int, default=10
     Iterations between checkpoints.
-solver : {{"auto", "admm", "direct"}}, default="auto"
-    "admm": the BlockADMM iterations.  "direct": the closed form of the squared loss with
-    the l2 regularizer, (Z^T Z + n alpha I) W = Z^T Y, with Z^T Z accumulated over chunks of
-    rows (Z is never stored; s^2 float64 of memory; no iterations, so the iteration options
-    do not apply; one process only).  "auto": "direct" for the squared loss with l2 and
-    alpha > 0 when s <= 8192 and no communicator, validation set, early stopping,
-    checkpoint, callback or warm start is given; else "admm" (docs/kernel_ridge.md).
+solver : {{"auto", "admm", "direct", "exact", "pcg"}}, default="auto"
+    "admm": the BlockADMM iterations.  The others need the squared loss with the l2
+    regularizer and alpha > 0, and run in one process (docs/kernel_ridge.md):
+    "direct": the closed form of the random-feature problem, (Z^T Z + n alpha I) W = Z^T Y,
+    with Z^T Z accumulated over chunks of rows (Z is never stored; s^2 float64; no
+    iterations, so the iteration options do not apply).  "exact": the exact kernel problem,
+    (K + n alpha I) A = Y by Cholesky (n^2 float64), predictions K(X, X_fit_) dual_coef_.
+    "pcg": the same exact system by conjugate gradients preconditioned with the random
+    features (to relative residual `tol`, at most `max_iter` iterations; K in row blocks,
+    never stored).  "auto": "direct" when s <= 8192 and no communicator, validation set,
+    early stopping, checkpoint, callback or warm start is given; else "admm".
 
 Attributes
 ----------
-coef_ : ndarray of shape (s, m)
+coef_ : ndarray of shape (s, m), or None
     The weights W (m outputs: one per class, one for two classes, or the targets'
-    columns).
+    columns); None for the exact kernel solvers.
+dual_coef_, X_fit_, kernel_ : (n, m) ndarray, the training rows, skylite.kernels object
+    Only after solver="exact" or "pcg": the model is K(x, X_fit_) dual_coef_.
 feature_map_ : skylite.sketch map
     The fitted feature map z (its seed in `feature_map_.seed_`).
 classes_ : ndarray of shape (n_classes,)

@@ -402,10 +402,13 @@ def build_parser():
                         "the rows only)")
     g.add_argument("--iters", type=_positive(int), default=500, help="max ADMM iterations")
     g.add_argument("--tol", type=_positive(float), default=1e-3, help="residual tolerance")
-    g.add_argument("--solver", choices=("auto", "admm", "direct"), default="auto",
-                   help="auto: the closed form for --loss squared with l2 and s <= 8192 "
-                        "(no --val, --early-stop or --checkpoint), else the ADMM; direct: "
-                        "always the closed form (libSkylark's skylark_krr) (default: auto)")
+    g.add_argument("--solver", choices=("auto", "admm", "direct", "exact", "pcg"),
+                   default="auto",
+                   help="--loss squared with l2 (libSkylark's skylark_krr): direct, the "
+                        "closed form on random features; exact, Cholesky of the kernel "
+                        "matrix; pcg, the kernel system by CG preconditioned with the random "
+                        "features; auto: direct for s <= 8192 without --val, --early-stop or "
+                        "--checkpoint, else admm (default: auto)")
     g.add_argument("--rho", type=_positive(float), default=1.0, help="initial ADMM rho")
     g.add_argument("--relaxation", type=_positive(float), default=1.8,
                    help="over-relaxation in (0, 2); 1: plain ADMM")

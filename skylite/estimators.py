@@ -14,6 +14,7 @@ also never forms an n x s array.
 """
 import numbers
 import time
+import warnings
 from copy import deepcopy
 
 import numpy as np
@@ -30,9 +31,9 @@ from ._distributed import Distributed
 from ._estimator_docs import estimator_docstring
 from ._validation import (FLOAT_DTYPES, check_positive, check_rows, native_rows,
                           resolve_seed)
-from .admm import BlockADMM
+from .admm import BlockADMM, ConvergenceWarning
 from ._outputs import CachedOutputs, outputs
-from .krr import feature_ridge_coef
+from .krr import exact_dual_coef, feature_ridge_coef, kernel_matvec, pcg_dual_coef
 from .admm.memory import available_memory_bytes, default_n_blocks
 from .prox import get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
@@ -55,7 +56,7 @@ KERNEL_NAMES = tuple(_KERNELS)
 # MNIST's 6,000 early-stopping rows at s = 16384 in float32 take 393 MB).
 VALIDATION_CACHE_BYTES = 2**30
 
-SOLVERS = ("auto", "admm", "direct")
+SOLVERS = ("auto", "admm", "direct", "exact", "pcg")
 # solver="auto" solves squared loss + l2 in closed form up to this many features (s^2 float64:
 # 512 MB, n s^2 flops)
 DIRECT_MAX_FEATURES = 8192
@@ -270,7 +271,7 @@ class KernelMachine(BaseEstimator):
         patience = self._patience()
         loss = self._loss_object()
         regularizer = get_regularizer(self.regularizer)
-        for stale in ("classes_", "_y_1d"):       # from an earlier fit of another kind
+        for stale in ("classes_", "_y_1d", "dual_coef_", "X_fit_", "kernel_"):  # earlier fits
             self.__dict__.pop(stale, None)
         classes = None
         if loss.classification:                   # a rank may lack a class
@@ -285,8 +286,11 @@ class KernelMachine(BaseEstimator):
             X, Y = check_rows(X[fit_rows]), Y[fit_rows]
             self.validation_indices_ = val_rows
         self.feature_map_ = self._make_feature_map(X, dist)    # sigma from the fitted rows
-        if self._closed_form(loss, regularizer, X_val, warm_start):
+        solver = self._resolved_solver(loss, regularizer, X_val, warm_start)
+        if solver == "direct":
             return self._fit_closed_form(X, Y, loss, regularizer)
+        if solver in ("exact", "pcg"):
+            return self._fit_exact_kernel(X, Y, loss, regularizer, dist, solver)
         validation, callback, early = None, self.callback, None
         memory_budget = self.memory_budget
         if X_val is not None:
@@ -357,33 +361,71 @@ class KernelMachine(BaseEstimator):
         return native_rows(validate_data(self, X, reset=False, accept_sparse="csr",
                                          dtype=FLOAT_DTYPES))
 
+    def _model_outputs(self, X):
+        """The fitted model's outputs on validated rows X: z(X) coef_, or, for the exact
+        kernel solvers, K(X, X_fit_) dual_coef_."""
+        if getattr(self, "dual_coef_", None) is not None:
+            return kernel_matvec(self.kernel_, self.X_fit_, self.dual_coef_, X)
+        return self._outputs(self.coef_, X)
+
     def _outputs(self, W, X):
         """O = z(X) W (n x m), block by block over chunks of rows, in the model's precision."""
         return outputs(self.feature_map_, W, X, n_threads=self.n_threads,
                        dtype=np.float32 if self.precision == "float32" else None)
 
-    def _closed_form(self, loss, regularizer, X_val, warm_start):
-        """Whether `solver` (resolved for these settings) is "direct"; raises ValueError for
-        an unknown solver or "direct" where the closed form does not apply."""
+    def _resolved_solver(self, loss, regularizer, X_val, warm_start):
+        """The solver this fit uses: `solver`, with "auto" resolved to "direct" or "admm";
+        raises ValueError for an unknown solver, or one of the squared-loss solvers where
+        they do not apply."""
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
         if self.solver == "admm":
-            return False
+            return "admm"
         applies = loss.name == "squared" and regularizer.name == "l2" and self.alpha > 0
-        if self.solver == "direct":
+        if self.solver != "auto":
             if not applies:
-                raise ValueError(f"solver='direct' needs the squared loss with the l2 "
+                raise ValueError(f"solver={self.solver!r} needs the squared loss with the l2 "
                                  f"regularizer and alpha > 0, got loss={loss.name!r}, "
                                  f"regularizer={regularizer.name!r}, alpha={self.alpha!r}")
             if self.comm is not None:
-                raise ValueError("solver='direct' runs in one process; use solver='admm' "
-                                 "with comm=")
-            return True
+                raise ValueError(f"solver={self.solver!r} runs in one process; use "
+                                 f"solver='admm' with comm=")
+            return self.solver
         iterative = (X_val is not None or self.early_stopping or self.checkpoint is not None
                      or self.callback is not None or warm_start is not None
                      or self.comm is not None)
-        return (applies and not iterative
-                and self.feature_map_.n_features <= DIRECT_MAX_FEATURES)
+        direct = (applies and not iterative
+                  and self.feature_map_.n_features <= DIRECT_MAX_FEATURES)
+        return "direct" if direct else "admm"
+
+    def _fit_exact_kernel(self, X, Y, loss, regularizer, dist, solver):
+        """The exact kernel ridge problem, f(x) = sum_i k(x, x_i) a_i with
+        (K + n alpha I) A = Y: by Cholesky ("exact") or by CG preconditioned with the
+        feature map ("pcg"), skylite.krr.  The model keeps its training rows (X_fit_)."""
+        start = time.perf_counter()
+        kernel = self._kernel_object(X, dist)
+        if solver == "exact":
+            self.dual_coef_ = exact_dual_coef(kernel, X, Y, self.alpha)
+            self.n_iter_, self.converged_, self.history_ = 0, True, []
+        else:
+            result = pcg_dual_coef(kernel, X, Y, self.alpha, self.feature_map_, tol=self.tol,
+                                   max_iter=self.max_iter)
+            self.dual_coef_, self.n_iter_ = result.dual_coef, result.n_iter
+            self.converged_ = result.converged
+            self.history_ = [{"iteration": k + 1, "residual": r}
+                             for k, r in enumerate(result.residuals)]
+            if not result.converged:
+                warnings.warn(f"pcg stopped at max_iter={self.max_iter} with relative residual "
+                              f"{result.residuals[-1]:.2e} > tol={self.tol:g}",
+                              ConvergenceWarning, stacklevel=3)
+        self.kernel_, self.X_fit_ = kernel, X
+        self.coef_ = None                      # the model is dual: dual_coef_ over X_fit_
+        self.best_iteration_ = self.n_iter_
+        n, m = Y.shape
+        self.memory_estimate_ = 8 * (n * n if solver == "exact" else n * m * 4)
+        self.phase_seconds_ = {solver: time.perf_counter() - start}
+        self.loss_, self.regularizer_ = loss, regularizer
+        return self
 
     def _fit_closed_form(self, X, Y, loss, regularizer):
         """coef_ = (Z^T Z + n alpha I)^-1 Z^T Y (skylite.krr.feature_ridge_coef)."""
@@ -426,12 +468,12 @@ class KernelMachine(BaseEstimator):
         """Decision values from the outputs z(X) W (n x m): shape (n, m), or (n,) for two
         classes, positive for classes_[1] (skylite.prox.coding.decision_values)."""
         X = self._check_X(X)
-        return decision_values(self._outputs(self.coef_, X), self.loss_)
+        return decision_values(self._model_outputs(X), self.loss_)
 
     def predict(self, X):
         """Class labels (classification) or predicted targets (regression)."""
         X = self._check_X(X)
-        return self._predict_from(self._outputs(self.coef_, X))
+        return self._predict_from(self._model_outputs(X))
 
     def _predict_from(self, O):
         if hasattr(self, "classes_"):
@@ -459,7 +501,7 @@ class KernelMachine(BaseEstimator):
             Y, _ = code_labels(np.asarray(y), self.loss_, classes=self.classes_)
         else:
             Y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
-        return self._outputs(self.coef_, X), Y
+        return self._model_outputs(X), Y
 
 
 def holdout_rows(groups, fraction, rng):
@@ -525,7 +567,7 @@ class KernelLogisticRegression(_KernelClassifier):
     def predict_proba(self, X):
         """Class probabilities softmax(z(X) W), shape (n, n_classes)."""
         X = self._check_X(X)
-        return softmax(self._outputs(self.coef_, X))
+        return softmax(self._model_outputs(X))
 
 
 class KernelRidge(_KernelRegressor):

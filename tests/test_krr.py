@@ -116,3 +116,31 @@ def test_kernel_ridge_solvers(pendigits):
         KernelSVC(solver="direct", **params).fit(X, y > 4)
     with pytest.raises(ValueError, match="needs the squared loss with the l2 regularizer"):
         KernelRidge(solver="direct", regularizer="l1", **params).fit(X, y)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_kernel_ridge_exact_and_pcg(pendigits, tmp_path, sparse):
+    """solver='exact' is scikit-learn's KernelRidge; 'pcg' reaches it; both save and load."""
+    import scipy.sparse as sp
+    import skylite
+    from skylite import KernelRidge
+    X, y, X_test = pendigits
+    X, X_test = X[:600] / 100, X_test / 100
+    y = y[:600]
+    if sparse:
+        X, X_test = sp.csr_matrix(X), sp.csr_matrix(X_test)
+    alpha = 1e-4
+    exact = KernelRidge(sigma=0.6, alpha=alpha, solver="exact").fit(X, y)
+    reference = SkKernelRidge(alpha=600 * alpha, kernel="rbf", gamma=0.5 / 0.36).fit(X, y)
+    np.testing.assert_allclose(exact.predict(X_test), reference.predict(X_test), atol=1e-8)
+    assert exact.coef_ is None and exact.dual_coef_.shape == (600, 1)    # as coef_: (., m)
+    pcg = KernelRidge(sigma=0.6, alpha=alpha, solver="pcg", n_features=512, tol=1e-10,
+                      max_iter=300).fit(X, y)
+    assert pcg.converged_ and 0 < pcg.n_iter_ < 300
+    np.testing.assert_allclose(pcg.predict(X_test), exact.predict(X_test), atol=1e-6)
+    for model in (exact, pcg):
+        model.save(tmp_path / "m.sky")
+        loaded = skylite.load(tmp_path / "m.sky")
+        np.testing.assert_array_equal(loaded.predict(X_test), model.predict(X_test))
+    refit = exact.set_params(solver="direct", n_features=64).fit(X, y)   # no stale dual model
+    assert refit.coef_.shape == (64, 1) and not hasattr(refit, "dual_coef_")
