@@ -137,7 +137,8 @@ def _make_model(args, dist):
                      ("sigma", "gamma", "degree", "coef0", "nu", "length_scale", "beta")
                      if getattr(args, name) is not None}
     return cls(args.kernel, loss=args.loss, regularizer=args.reg, alpha=args.alpha,
-               n_features=args.features, n_blocks=args.blocks, method=args.method,
+               n_features=args.features, n_blocks=args.blocks,
+               method=f"qmc_{args.quasi}" if args.quasi else args.method,
                rho=args.rho, max_iter=args.iters, tol=args.tol, relaxation=args.relaxation,
                acceleration=None if args.acceleration == "none" else args.acceleration,
                n_threads=args.threads,
@@ -282,9 +283,11 @@ _APPLIES = {
     "nu": (lambda a: a.kernel == "matern", "--kernel matern"),
     "length_scale": (lambda a: a.kernel == "matern", "--kernel matern"),
     "beta": (lambda a: a.kernel == "exp_semigroup", "--kernel exp_semigroup"),
-    "features": (lambda a: a.kernel != "linear",
-                 "a random-feature kernel (with --kernel linear, s = the input features)"),
-    "method": (lambda a: a.kernel != "linear", "a random-feature kernel"),
+    "features": (lambda a: a.kernel != "linear" or a.method not in (None, "identity"),
+                 "random features or a linear sketch (--kernel linear without --method has "
+                 "s = the input features)"),
+    "quasi": (lambda a: a.kernel in (*_SIGMA_KERNELS, "matern"),
+              "--kernel gaussian, laplacian or matern"),
     "classification": (lambda a: a.loss in ("squared", "lad"), "--loss squared or lad"),
     "validation_fraction": (lambda a: a.early_stop and not a.val,
                             "--early-stop without --val"),
@@ -343,10 +346,17 @@ def build_parser():
     g.add_argument("--alpha", type=float, default=1e-4,
                    help="regularization weight (scikit-learn's C = 1 / (n alpha))")
     g.add_argument("--features", type=_positive(int),
-                   help=f"random features s (default: {_LATER['features']}; with --kernel "
-                        f"linear s is the number of input features)")
-    g.add_argument("--method", help="feature map method, e.g. fastfood (gaussian) "
-                                    "(default: the kernel's first)")
+                   help=f"random features s, or the columns of a linear sketch (default: "
+                        f"{_LATER['features']}; with --kernel linear and no sketch s is the "
+                        f"number of input features)")
+    m = g.add_mutually_exclusive_group()
+    m.add_argument("--method", help="feature map method: rff (default), fastfood (gaussian, "
+                                    "matern), qmc_halton / qmc_sobol (gaussian, laplacian, "
+                                    "matern), jlt / srht / countsketch (linear: a sketch of "
+                                    "--features columns) (default: the kernel's first)")
+    m.add_argument("--quasi", nargs="?", const="sobol", choices=("sobol", "halton"),
+                   help="quasi-Monte-Carlo random features: scrambled Sobol' (default) or "
+                        "leaped Halton (libSkylark's -q 1); same as --method qmc_SEQUENCE")
     g = p.add_argument_group("solver")
     g.add_argument("--blocks", type=_positive(int),
                    help="column blocks C (default: ceil(s / 1024), at least 2, from s and "

@@ -123,15 +123,19 @@ def load(path, estimators):
 
 
 def _object_params(obj):
-    params = obj.get_params() if hasattr(obj, "get_params") else dict(vars(obj))
+    if isinstance(obj, sketch.FeatureMap):
+        params = obj._json_params()            # maps inside maps (ComposedMap) as specs
+    else:
+        params = obj.get_params() if hasattr(obj, "get_params") else dict(vars(obj))
     if not _is_json(params):
         raise ValueError(f"cannot save {type(obj).__name__} parameters {params!r}")
     return params
 
 
 def _rebuild_object(key, spec):
-    module = kernels if key == "kernel" else sketch
-    cls = getattr(module, spec["type"], None)
+    if key == "feature_map":
+        return sketch.map_from_spec(spec)
+    cls = getattr(kernels, spec["type"], None)
     if not isinstance(cls, type):
         raise ValueError(f"unknown {key} type {spec['type']!r}")
     return cls(**spec["params"])

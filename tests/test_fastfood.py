@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 import skylite
 from skylite._native._random import stream
-from skylite.sketch import Fastfood, map_from_dict
+from skylite.sketch import Fastfood, MaternFastfood, map_from_dict
 from skylite.sketch._fastfood import fwht, padded_dim
 
 
@@ -289,3 +289,76 @@ def test_empty_input_and_too_many_features():
     assert ff.transform(sp.csr_matrix((0, 6))).shape == (0, 40)
     with pytest.raises(ValueError):
         Fastfood(8).fit(sp.csr_matrix((1, 2**24 + 1)))
+
+
+# ---- Fastfood for the Matern kernel ----
+
+def test_matern_radii_follow_the_multivariate_t():
+    """Row k of a Matern chunk has norm chi_k(d') sqrt(nu / G_k) / l: squared and times
+    l^2 / d', an F(d', 2 nu) variate (a chi^2_{d'} / d' over an independent chi^2_{2 nu} / (2 nu))."""
+    from scipy import stats
+    d, s, nu, l = 30, 4096, 1.5, 2.0
+    ff = MaternFastfood(s, nu=nu, length_scale=l, random_state=8).fit(np.ones((1, d)))
+    D = ff.transform_op_.padded
+    p = ff.transform_op_.block_params(0)
+    radii = []
+    for c in range(s // D):
+        G, S = p[4 * D * c + 2 * D:4 * D * (c + 1)].reshape(2, D)
+        radii.append(S * np.linalg.norm(G) * np.sqrt(D))     # = chi sqrt(nu / G) / l
+    r2 = np.concatenate(radii) ** 2 * l**2 / D
+    assert stats.kstest(r2, stats.f(D, 2 * nu).cdf).pvalue > 1e-3
+    # the Gaussian map's radii are chi(d') / sigma instead: F would be rejected
+    g = Fastfood(s, sigma=l, random_state=8).fit(np.ones((1, d))).transform_op_.block_params(0)
+    r2_gauss = np.concatenate([g[4 * D * c + 3 * D:4 * D * (c + 1)] *
+                               np.linalg.norm(g[4 * D * c + 2 * D:4 * D * c + 3 * D]) * np.sqrt(D)
+                               for c in range(s // D)]) ** 2 * l**2 / D
+    assert stats.kstest(r2_gauss, stats.f(D, 2 * nu).cdf).pvalue < 1e-6
+
+
+@given(d=st.integers(1, 300), s=st.integers(1, 700), seed=st.integers(0, 2**63 - 1),
+       nu=st.floats(0.2, 5.0))
+@settings(max_examples=8, deadline=None)
+def test_matern_params_are_the_documented_streams(d, s, seed, nu):
+    """Gaussian Fastfood's parameters with S' times sqrt(nu / Gamma(nu, 1)) from TAG_RADIAL."""
+    ff = MaternFastfood(s, nu=nu, length_scale=1.7, n_blocks=1, random_state=seed)
+    ff.fit(np.ones((1, d)))
+    base = Fastfood(s, sigma=1.7, random_state=seed).fit(np.ones((1, d)))
+    expected = _documented_params(base, 0, np.float64)
+    D = base.transform_op_.padded
+    for c in range(-(-s // D)):
+        at = slice(4 * D * c + 3 * D, 4 * D * (c + 1))
+        expected[at] *= np.sqrt(nu / stream("gamma", seed, 0, 5, c * D + np.arange(D), nu))
+    np.testing.assert_allclose(ff.transform_op_.block_params(0), expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("nu, length_scale", [(0.5, 1.0), (1.5, 1.0), (2.5, 2.0), (0.8, 1.5)])
+def test_matern_fastfood_approximates_the_matern_gram(nu, length_scale):
+    """As close to the Matern Gram matrix as MaternRFF, with the 1 / sqrt(s) rate."""
+    X = _data(60, 30, seed=15, scale=0.3)
+    kernel = skylite.kernels.Matern(nu, length_scale)
+    K = kernel.gram(X)
+    err = {s: np.mean([_rel_gram_error(MaternFastfood(s, nu=nu, length_scale=length_scale,
+                                                      n_blocks=2, random_state=r)
+                                       .fit_transform(X), K) for r in range(4)])
+           for s in (256, 4096)}
+    rff = np.mean([_rel_gram_error(skylite.sketch.MaternRFF(4096, nu=nu,
+                                                            length_scale=length_scale,
+                                                            random_state=r).fit_transform(X), K)
+                   for r in range(4)])
+    # 1 / sqrt(16) = 0.25 expected; a wrong radial law would leave a bias that s cannot remove
+    assert err[4096] < 0.12 and err[4096] < 0.4 * err[256], err
+    assert err[4096] < 1.25 * rff, (err, rff)
+
+
+def test_matern_fastfood_from_the_kernel_and_round_trip():
+    X = _data(20, 9, seed=16)
+    fm = skylite.kernels.Matern(0.7, 2.0).feature_map(300, n_blocks=3, method="fastfood",
+                                                       random_state=4)
+    assert isinstance(fm, MaternFastfood) and (fm.nu, fm.length_scale) == (0.7, 2.0)
+    Z = fm.fit_transform(X)
+    np.testing.assert_array_equal(map_from_dict(fm.to_dict()).transform(X), Z)
+    np.testing.assert_allclose(fm.transform(sp.csr_matrix(X)), Z, rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="nu"):
+        MaternFastfood(8, nu=0).fit(X)
+    with pytest.raises(ValueError, match="length_scale"):
+        MaternFastfood(8, length_scale=-1).fit(X)

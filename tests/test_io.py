@@ -1,6 +1,7 @@
 """skylite.io: the svmlight / LIBSVM reader (whole files, byte ranges, gzip) and writer."""
 import builtins
 import gzip
+import io
 import os
 import random
 import tempfile
@@ -12,8 +13,8 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skylite.io import (SvmlightPart, assemble, dump_svmlight, load_svmlight, read_svmlight_part,
-                        resolve_features, svmlight_byte_ranges)
+from skylite.io import (SvmlightPart, assemble, dump_svmlight, iter_svmlight_rows, load_svmlight,
+                        read_svmlight_part, resolve_features, svmlight_byte_ranges)
 from skylite.io import svmlight as svmlight_module
 
 from conftest import SHARED_DATA
@@ -439,3 +440,37 @@ def test_dump_rejects_bad_input(workdir):
         dump_svmlight(np.ones((2, 2)), np.ones((2, 2)), workdir / "x.svm")
     dump_svmlight(np.array([[0.0, 1.0], [0.0, 0.0]]), [1, -1], workdir / "x.svm")
     assert (workdir / "x.svm").read_text() == "1 2:1\n-1\n"
+
+
+def test_iter_svmlight_rows_yields_each_line_as_it_arrives():
+    """A stream's rows equal the file reader's, and a row is yielded before the next line
+    exists (the reader never reads ahead)."""
+
+    class OneLineAtATime(io.RawIOBase):
+        def __init__(self, lines):
+            self.lines, self.served = list(lines), 0
+
+        def readline(self, size=-1):
+            if self.served == len(self.lines):
+                return b""
+            self.served += 1
+            return self.lines[self.served - 1]
+
+    text = b"1 1:0.5 3:2\n# comment\n\n-1 2:1\n0 4:1e3\n"
+    stream = OneLineAtATime(text.splitlines(keepends=True))
+    rows = iter_svmlight_rows(stream, n_features=4, zero_based=False)
+    X0, y0 = next(rows)
+    assert stream.served == 1
+    assert X0.toarray().tolist() == [[0.5, 0, 2, 0]] and y0.tolist() == [1.0]
+    rest = list(rows)
+    assert [y.tolist() for _, y in rest] == [[-1.0], [0.0]]
+    assert rest[1][0].toarray().tolist() == [[0, 0, 0, 1000.0]]
+
+
+@pytest.mark.parametrize("text, message", [
+    (b"1 1:2\n1 2:x\n", "<stdin>: line 2: bad feature value"),
+    (b"1 7:2\n", "<stdin>: line 1: feature index 7 does not fit n_features=4"),
+])
+def test_iter_svmlight_rows_errors_name_the_line(text, message):
+    with pytest.raises(ValueError, match=message):
+        list(iter_svmlight_rows(io.BytesIO(text), n_features=4, zero_based=False))

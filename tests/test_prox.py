@@ -99,7 +99,10 @@ def test_separable_losses_match_scipy(problem):
     for (i, k), v in np.ndenumerate(V):
         x_ref, obj = scalar_prox_numeric(name, v, Y[i, k], t)
         assert obj(X[i, k]) <= obj(x_ref) + 1e-12 * (1 + abs(obj(x_ref)))
-        assert abs(X[i, k] - x_ref) <= 1e-6 * (1 + abs(x_ref))
+        # a minimizer found by comparing objective values is only known to within
+        # sqrt(2 eps |obj|) (the objective is flat to rounding there)
+        resolution = 4 * np.sqrt(2 * np.finfo(float).eps * (1 + abs(obj(x_ref))))
+        assert abs(X[i, k] - x_ref) <= max(1e-6 * (1 + abs(x_ref)), resolution)
 
 
 @settings(max_examples=60, **SETTINGS)

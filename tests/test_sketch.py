@@ -9,7 +9,8 @@ from sklearn.kernel_approximation import RBFSampler
 
 from skylite._native._random import stream
 from skylite.kernels import ExpSemigroup, Gaussian, Laplacian, Linear, Matern
-from skylite.sketch import (GaussianRFF, Identity, LaplacianRFF, MaternRFF, RandomLaplace,
+from skylite.sketch import (JLT, SRHT, ComposedMap, CountSketch, GaussianRFF, Identity,
+                            LaplacianRFF, MaternFastfood, MaternRFF, RandomLaplace,
                             map_from_dict)
 from skylite.sketch._transform import BlockTransform
 
@@ -351,6 +352,11 @@ def test_feature_map_without_native_apply_fails_at_fit():
 
 
 @pytest.mark.parametrize("fmap", [GaussianRFF(9, n_blocks=2), Identity(n_blocks=2),
-                                  RandomLaplace(5), MaternRFF(7, nu=0.7)])
+                                  RandomLaplace(5), MaternRFF(7, nu=0.7),
+                                  GaussianRFF(9, n_blocks=2, sequence="sobol"),
+                                  LaplacianRFF(5, sequence="halton"), JLT(6, n_blocks=2),
+                                  SRHT(6, n_blocks=2), CountSketch(6, n_blocks=2),
+                                  MaternFastfood(9, n_blocks=2),
+                                  ComposedMap(CountSketch(3), GaussianRFF(5, n_blocks=2))])
 def test_native_maps_implement_apply(fmap):
     fmap.fit(np.ones((1, 4))).transform_op_.check_apply()

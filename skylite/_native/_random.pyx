@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""Python access to the counter-based generator of skylite_random.h (for tests and tools).
+"""Python access to the counter-based generator of skylite_random.h (for tests, tools and the
+per-map tables of skylite.sketch.qmc).
 
 Element i of stream (seed, block, tag) is the same number whoever asks, in any order.
 """

@@ -178,4 +178,33 @@ static void sky_fastfood_row_##suffix(ptrdiff_t d, ptrdiff_t D, ptrdiff_t n_chun
 SKY_FASTFOOD_ROW(double, f64)
 SKY_FASTFOOD_ROW(float, f32)
 
+/*
+ * The subsampled randomized Hadamard transform of one input row for the n_chunks chunks of a
+ * block: for chunk c (parameters P = params + 2 D c: B, R of D values each),
+ *     u = B x (x has d <= D values, zero-padded),  u <- H u,
+ *     out[c D + k] = scale * u_{R_k}   for k < min(D, s_j - c D).
+ * u is a work array of D values.  R holds distinct integers < 2^24 as floating values.
+ */
+#define SKY_SRHT_ROW(T, suffix)                                                           \
+SKY_FWHT_CLONES                                                                           \
+static void sky_srht_row_##suffix(ptrdiff_t d, ptrdiff_t D, ptrdiff_t n_chunks,           \
+                                  ptrdiff_t s_j, const T *restrict x,                     \
+                                  const T *restrict params, T *restrict out,              \
+                                  T *restrict u, T scale)                                 \
+{                                                                                         \
+    for (ptrdiff_t c = 0; c < n_chunks; ++c) {                                            \
+        const T *restrict B = params + 2 * D * c;                                         \
+        const T *restrict R = B + D;                                                      \
+        for (ptrdiff_t k = 0; k < d; ++k) u[k] = B[k] * x[k];                             \
+        for (ptrdiff_t k = d; k < D; ++k) u[k] = 0;                                       \
+        sky_fwht_##suffix##_inl(u, D);                                                    \
+        ptrdiff_t m = s_j - c * D < D ? s_j - c * D : D;                                  \
+        T *restrict o = out + c * D;                                                      \
+        for (ptrdiff_t k = 0; k < m; ++k) o[k] = scale * u[(int)R[k]];                    \
+    }                                                                                     \
+}
+
+SKY_SRHT_ROW(double, f64)
+SKY_SRHT_ROW(float, f32)
+
 #endif

@@ -25,7 +25,7 @@ from .._validation import as_real_array, with_native_index_dtypes
 from . import _svmlight
 
 __all__ = ["SvmlightPart", "read_svmlight_part", "svmlight_byte_ranges", "resolve_features",
-           "assemble", "load_svmlight", "dump_svmlight"]
+           "assemble", "load_svmlight", "dump_svmlight", "iter_svmlight_rows"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 16
@@ -122,6 +122,36 @@ def read_svmlight_part(path, byte_range=None):
                              f"lines 'label index:value ...')")
         raise ValueError(_error_message(path, byte_range, buf, base, compressed, err))
     return SvmlightPart(labels, indptr, indices, values, int(lo), int(hi), int(labels.shape[0]))
+
+
+def iter_svmlight_rows(stream, *, n_features, zero_based, dtype=np.float64, name="<stdin>"):
+    """Yield (X, y) for each sample line of a binary stream, as soon as the line arrives.
+
+    For pipes (`skylite predict MODEL -`, libSkylark's streaming predict): one line is read,
+    parsed and yielded before the next is waited for.  X is a 1 x n_features CSR matrix, y a
+    length-1 float64 vector; blank and comment lines are skipped.  n_features and zero_based
+    must be given (a stream cannot be scanned ahead; they come from the model and the
+    command line).  Raises ValueError "{name}: line N: ..." for a malformed line, as
+    `read_svmlight_part` does.
+    """
+    if isinstance(zero_based, str):
+        raise ValueError("zero_based must be True or False for a stream (it cannot be "
+                         "guessed from lines not yet read)")
+    for lineno, line in enumerate(iter(stream.readline, b""), start=1):
+        labels, indptr, indices, values, lo, hi, err = _svmlight.parse(line)
+        if err is not None:
+            code, _, offset, length, extra = err
+            message = _error_message(name, None, line, 0, False, (code, lineno, offset,
+                                                                  length, extra))
+            raise ValueError(message.rsplit(" (byte", 1)[0])
+        if labels.shape[0] == 0:
+            continue
+        part = SvmlightPart(labels, indptr, indices, values, int(lo), int(hi), 1)
+        try:
+            rows = assemble(part, n_features=n_features, zero_based=zero_based, dtype=dtype)
+        except ValueError as error:
+            raise ValueError(f"{name}: line {lineno}: {error}") from None
+        yield rows
 
 
 def svmlight_byte_ranges(path, n_parts):

@@ -6,6 +6,7 @@ workspace of at most 32 MB (or two rows, for rows longer than that), and builds 
 feature map with `feature_map(n_features, ...)` (libSkylark's habit: the kernel knows its
 own feature maps).
 """
+import functools
 import math
 
 import numpy as np
@@ -14,11 +15,21 @@ from scipy.spatial.distance import cdist
 from scipy.special import gamma as gamma_fn, kv
 
 from .._validation import check_positive, check_rows
-from ..sketch import (Fastfood, GaussianRFF, Identity, LaplacianRFF, MaternRFF, RandomLaplace,
-                      TensorSketch)
+from ..sketch import (JLT, SRHT, CountSketch, Fastfood, GaussianRFF, Identity, LaplacianRFF,
+                      MaternFastfood, MaternRFF, RandomLaplace, TensorSketch)
 
 # float64 elements of workspace for one block pair of `gram` (32 MB).
 _WORKSPACE = 4 * 1024 * 1024
+
+# The quasi-Monte-Carlo methods of a random Fourier feature factory, and the sequence of
+# method="qmc" (docs/feature_maps.md: the Gram-error measurements behind the choice).
+QMC_DEFAULT_SEQUENCE = "sobol"
+
+
+def _qmc_methods(rff_factory):
+    """{'qmc', 'qmc_halton', 'qmc_sobol'}: rff_factory with a low-discrepancy sequence."""
+    return {name: functools.partial(rff_factory, sequence=sequence) for name, sequence in
+            (("qmc", QMC_DEFAULT_SEQUENCE), ("qmc_halton", "halton"), ("qmc_sobol", "sobol"))}
 
 
 class Kernel:
@@ -70,7 +81,10 @@ class Kernel:
     def feature_map(self, n_features, *, n_blocks=1, random_state=0, method=None):
         """A random feature map z with E[z(x) . z(x')] = k(x, x') (unfitted).
 
-        method: one of the kernel's `methods` (default: the first).
+        method: one of the kernel's `methods` (default: the first): "rff" (Monte Carlo random
+        Fourier features), "qmc" / "qmc_halton" / "qmc_sobol" (quasi-Monte Carlo), "fastfood",
+        or for `Linear` the sketches "jlt", "srht", "countsketch".
+        Returns an unfitted FeatureMap: fit(X) then transform(X) gives Z (n x n_features).
         """
         names = list(self._methods)
         method = names[0] if method is None else method
@@ -100,7 +114,8 @@ def _dense(rows):
 
 
 class Gaussian(Kernel):
-    """k(x, x') = exp(-||x - x'||^2 / (2 sigma^2)).  Maps: 'rff' (GaussianRFF), 'fastfood'."""
+    """k(x, x') = exp(-||x - x'||^2 / (2 sigma^2)).  Maps: 'rff' (GaussianRFF), 'fastfood',
+    'qmc' / 'qmc_halton' / 'qmc_sobol' (GaussianRFF with a low-discrepancy sequence)."""
 
     def __init__(self, sigma=1.0):
         self.sigma = check_positive(sigma, "sigma")
@@ -110,19 +125,20 @@ class Gaussian(Kernel):
         K *= -0.5 / self.sigma**2
         return np.exp(K, out=K)
 
-    def _rff(self, n_features, n_blocks, random_state):
+    def _rff(self, n_features, n_blocks, random_state, sequence="monte_carlo"):
         return GaussianRFF(n_features, sigma=self.sigma, n_blocks=n_blocks,
-                           random_state=random_state)
+                           random_state=random_state, sequence=sequence)
 
     def _fastfood(self, n_features, n_blocks, random_state):
         return Fastfood(n_features, sigma=self.sigma, n_blocks=n_blocks,
                         random_state=random_state)
 
-    _methods = {"rff": _rff, "fastfood": _fastfood}
+    _methods = {"rff": _rff, "fastfood": _fastfood, **_qmc_methods(_rff)}
 
 
 class Laplacian(Kernel):
-    """k(x, x') = exp(-||x - x'||_1 / sigma).  Map: 'rff' (LaplacianRFF)."""
+    """k(x, x') = exp(-||x - x'||_1 / sigma).  Maps: 'rff' (LaplacianRFF), 'qmc' /
+    'qmc_halton' / 'qmc_sobol'."""
 
     def __init__(self, sigma=1.0):
         self.sigma = check_positive(sigma, "sigma")
@@ -132,11 +148,11 @@ class Laplacian(Kernel):
         K *= -1.0 / self.sigma
         return np.exp(K, out=K)
 
-    def _rff(self, n_features, n_blocks, random_state):
+    def _rff(self, n_features, n_blocks, random_state, sequence="monte_carlo"):
         return LaplacianRFF(n_features, sigma=self.sigma, n_blocks=n_blocks,
-                            random_state=random_state)
+                            random_state=random_state, sequence=sequence)
 
-    _methods = {"rff": _rff}
+    _methods = {"rff": _rff, **_qmc_methods(_rff)}
 
 
 class Matern(Kernel):
@@ -144,7 +160,8 @@ class Matern(Kernel):
 
         k(r) = 2^(1-nu) / Gamma(nu) (sqrt(2 nu) r / l)^nu K_nu(sqrt(2 nu) r / l),  k(0) = 1,
 
-    with closed forms for nu = 0.5, 1.5, 2.5.  Map: 'rff' (MaternRFF).
+    with closed forms for nu = 0.5, 1.5, 2.5.  Maps: 'rff' (MaternRFF), 'fastfood'
+    (MaternFastfood), 'qmc' / 'qmc_halton' / 'qmc_sobol'.
     """
 
     def __init__(self, nu=1.5, length_scale=1.0):
@@ -173,11 +190,15 @@ class Matern(Kernel):
         K[~np.isfinite(K)] = 0.0  # K_nu underflows to 0 for large t
         return K
 
-    def _rff(self, n_features, n_blocks, random_state):
+    def _rff(self, n_features, n_blocks, random_state, sequence="monte_carlo"):
         return MaternRFF(n_features, nu=self.nu, length_scale=self.length_scale,
-                         n_blocks=n_blocks, random_state=random_state)
+                         n_blocks=n_blocks, random_state=random_state, sequence=sequence)
 
-    _methods = {"rff": _rff}
+    def _fastfood(self, n_features, n_blocks, random_state):
+        return MaternFastfood(n_features, nu=self.nu, length_scale=self.length_scale,
+                              n_blocks=n_blocks, random_state=random_state)
+
+    _methods = {"rff": _rff, "fastfood": _fastfood, **_qmc_methods(_rff)}
 
 
 class Polynomial(Kernel):
@@ -225,7 +246,9 @@ class ExpSemigroup(Kernel):
 
 
 class Linear(Kernel):
-    """k(x, x') = x . x'.  Map: 'identity' (exact; n_features is ignored, s = d)."""
+    """k(x, x') = x . x'.  Maps: 'identity' (exact; n_features is ignored, s = d), and the
+    linear sketches z(x) = S x of n_features columns, E[z(x).z(x')] = x.x': 'jlt' (dense
+    Gaussian), 'srht' (subsampled randomized Hadamard), 'countsketch' (O(nnz) for CSR rows)."""
 
     def _block(self, Xb, Yb):
         return Xb @ Yb.T
@@ -233,4 +256,10 @@ class Linear(Kernel):
     def _identity(self, n_features, n_blocks, random_state):
         return Identity(n_blocks=n_blocks)
 
-    _methods = {"identity": _identity}
+    def _sketch(self, n_features, n_blocks, random_state, cls):
+        return cls(n_features, n_blocks=n_blocks, random_state=random_state)
+
+    _methods = {"identity": _identity,
+                "jlt": functools.partial(_sketch, cls=JLT),
+                "srht": functools.partial(_sketch, cls=SRHT),
+                "countsketch": functools.partial(_sketch, cls=CountSketch)}

@@ -145,10 +145,21 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         """{'type', 'params', 'seed', 'n_features_in'}: enough to rebuild the fitted map
         exactly (its random parameters are regenerated from the seed)."""
         self._check_fitted()
-        params = dict(self.get_params(deep=False))
+        params = self._json_params()
         params.pop("random_state", None)
         return {"type": type(self).__name__, "params": params, "seed": self.seed_,
                 "n_features_in": self.n_features_in_}
+
+    def _json_params(self):
+        """The constructor arguments as plain JSON values (maps given as parameters become
+        their `map_spec`)."""
+        return {name: map_spec(value) if isinstance(value, FeatureMap) else value
+                for name, value in self.get_params(deep=False).items()}
+
+    @classmethod
+    def _params_from_json(cls, params):
+        """The inverse of `_json_params`: constructor arguments from their JSON form."""
+        return dict(params)
 
     @classmethod
     def from_dict(cls, state):
@@ -187,6 +198,34 @@ class BandwidthFeatureMap(FeatureMap):
         check_positive(self.sigma, "sigma")
 
 
+class MaternFeatureMap(FeatureMap):
+    """Base of the maps of the Matern kernel (MaternRFF, MaternFastfood); subclasses only build
+    their native operator.
+
+    Parameters
+    ----------
+    n_features : int
+        s, the number of random features.
+    nu : float > 0
+        Smoothness.
+    length_scale : float > 0
+        l.
+    n_blocks, random_state : as for BandwidthFeatureMap.
+    """
+
+    def __init__(self, n_features=1024, nu=1.5, length_scale=1.0, n_blocks=1, random_state=0):
+        self.n_features = n_features
+        self.nu = nu
+        self.length_scale = length_scale
+        self.n_blocks = n_blocks
+        self.random_state = random_state
+
+    def _check_params(self):
+        self._check_common_params()
+        check_positive(self.nu, "nu")
+        check_positive(self.length_scale, "length_scale")
+
+
 _REGISTRY = {}
 
 
@@ -196,11 +235,28 @@ def register(cls):
     return cls
 
 
+def map_spec(fmap):
+    """{'type', 'params'} of an (unfitted or fitted) map: its class and constructor arguments
+    in JSON form; `map_from_spec` rebuilds the unfitted map."""
+    return {"type": type(fmap).__name__, "params": fmap._json_params()}
+
+
+def map_from_spec(spec):
+    """The unfitted map described by `map_spec(fmap)`."""
+    try:
+        cls = _REGISTRY[spec["type"]]
+        params = cls._params_from_json(spec["params"])
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not a skylite feature-map description: {exc!r}") from None
+    return cls(**params)
+
+
 def map_from_dict(state, expected=None):
     """Rebuild the fitted feature map described by `FeatureMap.to_dict()`."""
     try:
         cls = _REGISTRY[state["type"]]
-        params, seed, d = dict(state["params"]), state["seed"], state["n_features_in"]
+        params, seed, d = state["params"], state["seed"], state["n_features_in"]
+        params = cls._params_from_json(params)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"not a skylite feature-map description: {exc!r}") from None
     if expected is not None and not issubclass(cls, expected):

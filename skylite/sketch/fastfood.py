@@ -24,7 +24,7 @@ chunks V (the last truncated) into V_j and, as for GaussianRFF,
 so E[z_j(x) . z_j(x')] ~= k(x, x').  All random parameters of block j (B, Pi, G, S, b: about
 4 s_j + 4 d' numbers, see skylite.sketch._fastfood) come from (seed, j) alone.
 """
-from ._base import BandwidthFeatureMap, register
+from ._base import BandwidthFeatureMap, MaternFeatureMap, register
 from ._fastfood import FastfoodTransform
 
 
@@ -39,3 +39,33 @@ class Fastfood(BandwidthFeatureMap):
 
     def _make_transform_op(self, d, offsets, seed):
         return FastfoodTransform(d, offsets, seed, float(self.sigma))
+
+
+@register
+class MaternFastfood(MaternFeatureMap):
+    """Fastfood random features of the Matern kernel (libSkylark's FastMaternRFT)
+
+        k(r) = 2^(1 - nu) / Gamma(nu) * (sqrt(2 nu) r / l)^nu * K_nu(sqrt(2 nu) r / l),
+
+    r = ||x - x'||_2 (scikit-learn's Matern, as MaternRFF).  Its spectral measure is rotation
+    invariant: w = g sqrt(nu / G) / l, g ~ N(0, I), G ~ Gamma(nu, 1), a uniform direction times
+    the radius ||w|| = chi(d') sqrt(nu / G) / l.  Fastfood's rows S H G Pi H B have nearly
+    uniform directions, so the Matern map is Gaussian Fastfood with sigma = l and that radial
+    distribution on S: S_kk = chi_k(d') sqrt(nu / G_k) / ||G||_F, one G_k ~ Gamma(nu, 1) per
+    row (skylite.sketch._fastfood).  O(s log d) per row.
+
+    Parameters
+    ----------
+    n_features : int
+        s, the number of random features.
+    nu : float > 0
+        Smoothness (0.5: exp(-r / l); nu -> infinity: the Gaussian kernel with sigma = l).
+    length_scale : float > 0
+        l.
+    n_blocks, random_state : as for Fastfood.
+
+    Shapes: transform(X) maps n x d to n x n_features.
+    """
+
+    def _make_transform_op(self, d, offsets, seed):
+        return FastfoodTransform(d, offsets, seed, float(self.length_scale), float(self.nu))

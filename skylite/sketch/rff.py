@@ -7,38 +7,82 @@ For a kernel k(x, x') = k(x - x') with spectral density p(w) (Bochner's theorem)
 satisfies E[z_j(x) . z_j(x')] = k(x, x').  Block j's W_j and b_j come from (seed, j).
 Cost: one GEMM, n x d times d x s_j, per block (O(nnz s_j) for CSR rows), plus a
 vectorized cosine.
+
+Quasi-Monte-Carlo features (`sequence="sobol"` or `"halton"`; Yang, Sindhwani, Avron &
+Mahoney, ICML 2014) take the frequencies from a low-discrepancy sequence instead, mapped
+through the inverse CDF of the spectral measure, in cos / sin pairs sharing one frequency:
+
+    z(x) = sqrt(2 / s) [cos(w_0.x), sin(w_0.x), cos(w_1.x), sin(w_1.x), ...],
+    z(x).z(x') = (2 / s) sum_f cos(w_f.(x - x'))  ~  E_w cos(w.(x - x')) = k(x, x'),
+
+w_f the f-th point of the sequence (skylite.sketch.qmc, skylite.sketch._projection).  Block j
+is its own slice of the sequence (its global columns), so blocks are independent of the order
+they are made in, and Z does not depend on n_blocks at all.
 """
-from .._validation import check_positive
-from ._base import BandwidthFeatureMap, FeatureMap, register
-from ._projection import ProjectionTransform, Spectrum
+from ._base import BandwidthFeatureMap, MaternFeatureMap, register
+from ._projection import SEQUENCE_CODES, ProjectionTransform, Spectrum
+from .qmc import check_sequence
+
+
+class _SequenceMixin:
+    """The `sequence` parameter of the random Fourier feature maps."""
+
+    def _check_sequence(self):
+        check_sequence(self.sequence)
+
+    def _sequence_code(self):
+        return SEQUENCE_CODES[self.sequence]
+
+
+class _BandwidthRFF(_SequenceMixin, BandwidthFeatureMap):
+    """Parameters: n_features, sigma, n_blocks, random_state as BandwidthFeatureMap, and
+
+    sequence : "monte_carlo" (default), "sobol" or "halton"
+        Where the frequencies come from: i.i.d. draws (random phases b ~ U[0, 2 pi)), or a
+        scrambled Sobol' / leaped Halton sequence (cos / sin pairs; quasi-Monte-Carlo).
+    """
+
+    def __init__(self, n_features=1024, sigma=1.0, n_blocks=1, random_state=0,
+                 sequence="monte_carlo"):
+        super().__init__(n_features, sigma, n_blocks, random_state)
+        self.sequence = sequence
+
+    def _check_params(self):
+        super()._check_params()
+        self._check_sequence()
 
 
 @register
-class GaussianRFF(BandwidthFeatureMap):
+class GaussianRFF(_BandwidthRFF):
     """Random Fourier features of the Gaussian kernel exp(-||x - x'||^2 / (2 sigma^2)).
 
-    w ~ N(0, I / sigma^2).  (scikit-learn's RBFSampler(gamma) is sigma = 1 / sqrt(2 gamma).)
-    Parameters n_features, sigma, n_blocks, random_state: see BandwidthFeatureMap.
+    w ~ N(0, I / sigma^2): w_r = Phi^{-1}(u_r) / sigma for uniforms u (i.i.d., or a point of
+    the QMC sequence).  (scikit-learn's RBFSampler(gamma) is sigma = 1 / sqrt(2 gamma).)
+    Parameters n_features, sigma, n_blocks, random_state, sequence: see _BandwidthRFF.
+    Shapes: transform(X) maps n x d to n x n_features.
     """
 
     def _make_transform_op(self, d, offsets, seed):
-        return ProjectionTransform(d, offsets, seed, Spectrum.GAUSSIAN, 1.0 / self.sigma)
+        return ProjectionTransform(d, offsets, seed, Spectrum.GAUSSIAN, 1.0 / self.sigma,
+                                   sequence=self._sequence_code())
 
 
 @register
-class LaplacianRFF(BandwidthFeatureMap):
+class LaplacianRFF(_BandwidthRFF):
     """Random Fourier features of the Laplacian kernel exp(-||x - x'||_1 / sigma).
 
     The kernel is a product over coordinates of exp(-|t| / sigma), whose spectral density
-    is Cauchy: w_k ~ Cauchy(0, 1 / sigma) independently.  Parameters as GaussianRFF.
+    is Cauchy: w_k ~ Cauchy(0, 1 / sigma) independently, w_k = tan(pi (u_k - 1/2)) / sigma
+    (the inverse Cauchy CDF, for QMC too).  Parameters as GaussianRFF.
     """
 
     def _make_transform_op(self, d, offsets, seed):
-        return ProjectionTransform(d, offsets, seed, Spectrum.CAUCHY, 1.0 / self.sigma)
+        return ProjectionTransform(d, offsets, seed, Spectrum.CAUCHY, 1.0 / self.sigma,
+                                   sequence=self._sequence_code())
 
 
 @register
-class MaternRFF(FeatureMap):
+class MaternRFF(_SequenceMixin, MaternFeatureMap):
     """Random Fourier features of the Matern kernel
 
         k(r) = 2^(1 - nu) / Gamma(nu) * (sqrt(2 nu) r / l)^nu * K_nu(sqrt(2 nu) r / l),
@@ -47,20 +91,22 @@ class MaternRFF(FeatureMap):
     multivariate Student t with 2 nu degrees of freedom: w = g / l * sqrt(nu / G) with
     g ~ N(0, I_d) and G ~ Gamma(nu, 1) (one G per feature).  nu = 0.5 is exp(-r / l);
     nu -> infinity tends to the Gaussian kernel with sigma = l.
+
+    With a QMC `sequence`, point f gives G = P^{-1}(nu, u_0) (the Gamma quantile, from the
+    sequence's first coordinate) and g_r = Phi^{-1}(u_{r+1}).
+    Parameters: n_features, n_blocks, random_state, sequence as GaussianRFF; nu > 0 the
+    smoothness, length_scale > 0.
     """
 
-    def __init__(self, n_features=1024, nu=1.5, length_scale=1.0, n_blocks=1, random_state=0):
-        self.n_features = n_features
-        self.nu = nu
-        self.length_scale = length_scale
-        self.n_blocks = n_blocks
-        self.random_state = random_state
+    def __init__(self, n_features=1024, nu=1.5, length_scale=1.0, n_blocks=1, random_state=0,
+                 sequence="monte_carlo"):
+        super().__init__(n_features, nu, length_scale, n_blocks, random_state)
+        self.sequence = sequence
 
     def _check_params(self):
-        self._check_common_params()
-        check_positive(self.nu, "nu")
-        check_positive(self.length_scale, "length_scale")
+        super()._check_params()
+        self._check_sequence()
 
     def _make_transform_op(self, d, offsets, seed):
         return ProjectionTransform(d, offsets, seed, Spectrum.STUDENT_T, 1.0 / self.length_scale,
-                                   float(self.nu))
+                                   float(self.nu), sequence=self._sequence_code())

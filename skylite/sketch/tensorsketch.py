@@ -27,6 +27,15 @@ from ._tensorsketch import TensorSketchTransform
 _MAX_BLOCK_SIZE = 2**24
 
 
+def check_hash_block_sizes(fmap):
+    """Raise ValueError if a block of a hashing map (TensorSketch, CountSketch) is larger
+    than _MAX_BLOCK_SIZE: its hash values are stored in the float32 parameter array."""
+    if -(-fmap.n_features // fmap.n_blocks) > _MAX_BLOCK_SIZE:
+        raise ValueError(f"{type(fmap).__name__} blocks hold at most {_MAX_BLOCK_SIZE} "
+                         f"features; use more blocks (n_features={fmap.n_features}, "
+                         f"n_blocks={fmap.n_blocks})")
+
+
 @register
 class TensorSketch(FeatureMap):
     """TensorSketch features of the polynomial kernel (gamma x . x' + coef0)^degree.
@@ -70,10 +79,7 @@ class TensorSketch(FeatureMap):
         check_positive(self.degree, "degree", integer=True)
         check_positive(self.gamma, "gamma")
         check_positive(self.coef0, "coef0", allow_zero=True)
-        if -(-self.n_features // self.n_blocks) > _MAX_BLOCK_SIZE:
-            raise ValueError(f"TensorSketch blocks hold at most {_MAX_BLOCK_SIZE} features; "
-                             f"use more blocks (n_features={self.n_features}, "
-                             f"n_blocks={self.n_blocks})")
+        check_hash_block_sizes(self)
 
     def _make_transform_op(self, d, offsets, seed):
         return TensorSketchTransform(d, offsets, seed, int(self.degree), float(self.gamma),

@@ -1,0 +1,64 @@
+"""`skylite train` with the quasi-Monte-Carlo and linear-sketch feature maps (--quasi,
+--method): the saved model carries the map, bad combinations fail with one line."""
+import numpy as np
+import pytest
+
+import skylite
+from skylite.cli import main
+from skylite.sketch import JLT, SRHT, CountSketch, GaussianRFF, MaternFastfood, MaternRFF
+
+from test_cli import pendigits_npz as digits_npz  # noqa: F401  (the shared pendigits file)
+
+
+def _train(data, model, *options):
+    return main(["train", str(data), "-m", str(model), "--features", "256", "--iters", "15",
+                 "--threads", "1", "-q", *options])
+
+
+@pytest.mark.parametrize("options, cls, sequence", [
+    (["--quasi"], GaussianRFF, "sobol"),
+    (["--quasi", "halton"], GaussianRFF, "halton"),
+    (["--kernel", "matern", "--quasi", "sobol"], MaternRFF, "sobol"),
+    (["--kernel", "matern", "--method", "fastfood"], MaternFastfood, None),
+    (["--method", "qmc_halton", "--kernel", "laplacian"], None, "halton")])
+def test_train_with_quasi_and_fast_maps(options, cls, sequence, digits_npz, tmp_path, capsys):
+    path = tmp_path / "m.sky"
+    scale = ["--length-scale", "0.6"] if "matern" in options else ["--sigma", "0.6"]
+    assert _train(digits_npz, path, *scale, *options) == 0
+    fmap = skylite.load(path).feature_map_
+    if cls is not None:
+        assert isinstance(fmap, cls)
+    if sequence is not None:
+        assert fmap.sequence == sequence
+    assert "training accuracy:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("method, cls", [("jlt", JLT), ("srht", SRHT),
+                                         ("countsketch", CountSketch)])
+def test_linear_kernel_sketches(method, cls, digits_npz, tmp_path, capsys):
+    path = tmp_path / "m.sky"
+    assert _train(digits_npz, path, "--kernel", "linear", "--method", method) == 0
+    model = skylite.load(path)
+    assert isinstance(model.feature_map_, cls) and model.coef_.shape[0] == 256
+    capsys.readouterr()
+    with np.load(digits_npz) as data:
+        accuracy = model.score(data["X_test"], data["y_test"])
+    assert accuracy > 0.75        # a linear SVM on 16 features, sketched to 256: about 0.8
+
+
+def test_bad_map_options(digits_npz, tmp_path, capsys):
+    path = tmp_path / "m.sky"
+    with pytest.raises(SystemExit) as exit_info:
+        _train(digits_npz, path, "--quasi", "--method", "fastfood")
+    assert exit_info.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        _train(digits_npz, path, "--quasi", "niederreiter")
+    assert "invalid choice" in capsys.readouterr().err
+    assert _train(digits_npz, path, "--method", "magic") == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown feature-map method 'magic'" in err
+    with pytest.raises(SystemExit) as exit_info:     # an option that does not apply
+        _train(digits_npz, path, "--kernel", "polynomial", "--quasi")
+    assert exit_info.value.code == 2
+    assert "--quasi applies only with --kernel gaussian" in capsys.readouterr().err

@@ -1,0 +1,94 @@
+"""Kernel ridge solvers (skylite.krr): exact against scikit-learn, PCG against exact, the
+random-feature closed form against the ADMM optimum."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
+
+from skylite.admm import BlockADMM
+from skylite.datasets import load_pendigits
+from skylite.kernels import Gaussian, Laplacian
+from skylite.krr import exact_dual_coef, feature_ridge_coef, kernel_matvec, pcg_dual_coef
+from skylite.prox import get_loss, get_regularizer
+
+
+@pytest.fixture(scope="module")
+def pendigits():
+    X, y, X_test, _ = load_pendigits()
+    return X[:1500].astype(np.float64), y[:1500].astype(np.float64), X_test[:300]
+
+
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(5, 60), m=st.integers(1, 3), sigma=st.floats(0.3, 3.0),
+       alpha=st.floats(1e-4, 1.0), seed=st.integers(0, 2**16))
+def test_exact_equals_scikit_learn(n, m, sigma, alpha, seed):
+    rng = np.random.default_rng(seed)
+    X, Y = rng.standard_normal((n, 4)), rng.standard_normal((n, m))
+    A = exact_dual_coef(Gaussian(sigma), X, Y, alpha)
+    ref = SkKernelRidge(alpha=n * alpha, kernel="rbf", gamma=0.5 / sigma**2).fit(X, Y)
+    np.testing.assert_allclose(A, ref.dual_coef_, rtol=1e-8, atol=1e-8)
+    X_new = rng.standard_normal((7, 4))
+    np.testing.assert_allclose(kernel_matvec(Gaussian(sigma), X, A, X_new),
+                               ref.predict(X_new), rtol=1e-8, atol=1e-8)
+
+
+def test_kernel_matvec_in_row_blocks_equals_gram(monkeypatch):
+    import skylite.krr as krr
+    monkeypatch.setattr(krr, "_BLOCK_ELEMENTS", 50)   # several row blocks
+    rng = np.random.default_rng(0)
+    X, V = rng.standard_normal((37, 3)), rng.standard_normal((37, 2))
+    np.testing.assert_allclose(kernel_matvec(Laplacian(1.0), X, V),
+                               Laplacian(1.0).gram(X) @ V, rtol=1e-12)
+
+
+def test_pcg_equals_exact_in_few_iterations(pendigits):
+    X, y, _ = pendigits
+    kernel, alpha = Gaussian(60.0), 1e-4
+    A = exact_dual_coef(kernel, X, y, alpha)
+    fmap = kernel.feature_map(512, random_state=0)
+    result = pcg_dual_coef(kernel, X, y, alpha, fmap, tol=1e-8)
+    plain = pcg_dual_coef(kernel, X, y, alpha, fmap, tol=1e-8, preconditioner=False,
+                          max_iter=2000)
+    assert result.converged and result.dual_coef.shape == y.shape
+    np.testing.assert_allclose(result.dual_coef, A, rtol=0, atol=1e-6 * np.abs(A).max())
+    assert result.n_iter < plain.n_iter / 2       # the preconditioner is what makes it fast
+    assert all(np.diff(result.residuals[-5:]) < 0) or result.n_iter < 5
+
+
+def test_feature_ridge_is_the_admm_optimum(pendigits):
+    X, y, _ = pendigits
+    Y = np.stack([y, -y], axis=1) / 10
+    alpha = 1e-3
+    fmap = Gaussian(60.0).feature_map(256, n_blocks=2, random_state=1).fit(X)
+    W = feature_ridge_coef(fmap, X, Y, alpha)
+    Z = fmap.transform(X)
+    np.testing.assert_allclose((Z.T @ Z + len(X) * alpha * np.eye(256)) @ W, Z.T @ Y,
+                               atol=1e-8)
+    engine = BlockADMM(fmap, get_loss("squared"), get_regularizer("l2"), alpha, tol=1e-9,
+                       max_iter=3000).fit(X, Y)
+    np.testing.assert_allclose(engine.coef_, W, atol=1e-5 * np.abs(W).max())
+
+
+def test_feature_ridge_chunked_equals_one_chunk(pendigits, monkeypatch):
+    import skylite.krr as krr
+    X, y, _ = pendigits
+    fmap = Gaussian(60.0).feature_map(64, random_state=2).fit(X)
+    whole = feature_ridge_coef(fmap, X, y, 1e-3)
+    monkeypatch.setattr(krr, "_BLOCK_ELEMENTS", 64 * 100)          # 15 chunks of 100 rows
+    np.testing.assert_allclose(feature_ridge_coef(fmap, X, y, 1e-3), whole, rtol=1e-10)
+
+
+@pytest.mark.parametrize("solver", ["exact", "pcg", "feature"])
+def test_bad_input_is_refused(solver):
+    X, y = np.ones((4, 2)), np.arange(4.0)
+    kernel = Gaussian(1.0)
+    call = {"exact": lambda Y, a: exact_dual_coef(kernel, X, Y, a),
+            "pcg": lambda Y, a: pcg_dual_coef(kernel, X, Y, a, kernel.feature_map(8)),
+            "feature": lambda Y, a: feature_ridge_coef(kernel.feature_map(8).fit(X), X, Y, a)
+            }[solver]
+    with pytest.raises(ValueError, match="alpha"):
+        call(y, 0.0)
+    with pytest.raises(ValueError, match="4 rows"):
+        call(y[:3], 1.0)
+    with pytest.raises(ValueError, match="NaN"):
+        call(np.array([1.0, np.nan, 0, 0]), 1.0)
