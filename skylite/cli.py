@@ -311,7 +311,6 @@ _LATER = {"features": 2048, "validation_fraction": 0.1, "n_iter_no_change": 10,
           "checkpoint_every": 10}
 
 _SIGMA_KERNELS = ("gaussian", "rbf", "laplacian")
-_LINEAR_SKETCHES = ("jlt", "srht", "countsketch")
 # option dest -> (does it apply to these args?, where it applies)
 _APPLIES = {
     "sigma": (lambda a: a.kernel in _SIGMA_KERNELS, "--kernel gaussian or laplacian"),
@@ -322,9 +321,9 @@ _APPLIES = {
     "nu": (lambda a: a.kernel == "matern", "--kernel matern"),
     "length_scale": (lambda a: a.kernel == "matern", "--kernel matern"),
     "beta": (lambda a: a.kernel == "exp_semigroup", "--kernel exp_semigroup"),
-    "features": (lambda a: a.kernel != "linear" or a.method in _LINEAR_SKETCHES,
-                 "a random-feature kernel or a linear sketch (with --kernel linear, s = the "
-                 "input features)"),
+    "features": (lambda a: a.kernel != "linear" or a.method not in (None, "identity"),
+                 "random features or a linear sketch (--kernel linear without --method has "
+                 "s = the input features)"),
     "quasi": (lambda a: a.kernel in (*_SIGMA_KERNELS, "matern"),
               "--kernel gaussian, laplacian or matern"),
     "classification": (lambda a: a.loss in ("squared", "lad"), "--loss squared or lad"),
@@ -385,14 +384,14 @@ def build_parser():
     g.add_argument("--alpha", type=float, default=1e-4,
                    help="regularization weight (scikit-learn's C = 1 / (n alpha))")
     g.add_argument("--features", type=_positive(int),
-                   help=f"random features s (default: {_LATER['features']}; with --kernel "
-                        f"linear s is the number of input features, except for the sketch "
-                        f"methods)")
+                   help=f"random features s, or the columns of a linear sketch (default: "
+                        f"{_LATER['features']}; with --kernel linear and no sketch s is the "
+                        f"number of input features)")
     m = g.add_mutually_exclusive_group()
     m.add_argument("--method", help="feature map method: rff (default), fastfood (gaussian, "
                                     "matern), qmc_halton / qmc_sobol (gaussian, laplacian, "
                                     "matern), jlt / srht / countsketch (linear: a sketch of "
-                                    "--features columns)")
+                                    "--features columns) (default: the kernel's first)")
     m.add_argument("--quasi", nargs="?", const="sobol", choices=("sobol", "halton"),
                    help="quasi-Monte-Carlo random features: scrambled Sobol' (default) or "
                         "leaped Halton (libSkylark's -q 1); same as --method qmc_SEQUENCE")

@@ -197,8 +197,9 @@ class KernelMachine(BaseEstimator):
         n_blocks = self.n_blocks
         if n_blocks is None:     # from the problem alone: the same model on every machine
             rows = max(dist.allgather(X.shape[0]))
-            linear = isinstance(kernel, kernels_module.Linear)
-            n_blocks = (default_n_blocks(X.shape[1], rows, max_block=None) if linear
+            identity = (isinstance(kernel, kernels_module.Linear)      # s = d, not chosen
+                        and self.method in (None, "identity"))
+            n_blocks = (default_n_blocks(X.shape[1], rows, max_block=None) if identity
                         else default_n_blocks(self.n_features, rows))
         fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
                                   random_state=self.random_state, method=self.method)

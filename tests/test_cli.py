@@ -118,7 +118,8 @@ def test_errors_are_one_line_and_nonzero(argv, message, tmp_path, pendigits_npz,
 
 @pytest.mark.parametrize("options, message", [
     (["--kernel", "linear", "--sigma", "2"], "--sigma applies only with --kernel gaussian"),
-    (["--kernel", "linear", "--features", "64"], "--features applies only with a random"),
+    (["--kernel", "linear", "--features", "64"], "--features applies only with random"),
+    (["--kernel", "polynomial", "--quasi"], "--quasi applies only with --kernel gaussian"),
     (["--degree", "3"], "--degree applies only with --kernel polynomial"),
     (["--n-iter-no-change", "3"], "--n-iter-no-change applies only with --early-stop"),
     (["--early-stop", "--val", "v.svm", "--validation-fraction", "0.2"],
@@ -140,7 +141,7 @@ def test_version_and_help_show_every_default(tmp_path):
     assert version.returncode == 0 and version.stdout.strip() == f"skylite {skylite.__version__}"
     text = " ".join(run("train", "--help").stdout.split())
     for shown in ("the kernel (default: gaussian)", "(default: 0.0001)",
-                  "random features s (default: 2048;", "max ADMM iterations (default: 500)",
+                  "linear sketch (default: 2048;", "max ADMM iterations (default: 500)",
                   "residual tolerance (default: 0.001)", "(default: ceil(s / 4096)",
                   "iterations between checkpoints (default: 10)", "(default: 0.1)"):
         assert shown in text, shown

@@ -152,6 +152,8 @@ class BlockADMM:
         memory fits in `available` bytes, or None."""
         fmap = self.feature_map
         description = fmap.to_dict()
+        if "n_blocks" not in description["params"]:        # e.g. a ComposedMap
+            return None
         C = fmap.transform_op_.n_blocks * 2
         while C <= min(fmap.transform_op_.n_features, 4096):
             trial = map_from_dict(dict(description,

@@ -233,7 +233,8 @@ def refusal(need, available, fmap, fitting_blocks):
     if largest == "map parameters":
         tips = [f"{type(fmap).__name__} draws a {fmap.n_features_in_} x s_j matrix per "
                 f"block and thread: for rows this wide use the linear kernel, or a linear "
-                f"sketch to a few thousand dimensions before the kernel map", more_blocks,
+                f"sketch to a few thousand dimensions before the kernel map "
+                f"(skylite.sketch.ComposedMap)", more_blocks,
                 "fewer threads", fewer_features]
     elif largest == "feature blocks":
         tips = [more_blocks, "fewer threads", "fewer rows per process (more MPI ranks)",
@@ -243,9 +244,11 @@ def refusal(need, available, fmap, fitting_blocks):
     else:
         tips = [fewer_features, "fewer rows per process (more MPI ranks)", more_blocks]
     advice = "; ".join(tip for tip in tips if tip)
+    section = ("wide sparse rows" if largest == "map parameters"
+               else "n_blocks and memory_budget")
     return MemoryRefused(f"training needs {need.describe()} per process but "
                          f"{format_bytes(available)} is available; {advice} "
-                         f"(docs/choosing_parameters.md)")
+                         f"(docs/choosing_parameters.md, {section})")
 
 
 class WideInputWarning(UserWarning):
@@ -265,7 +268,7 @@ def wide_input_message(need, fmap):
             f"per block and thread) for feature blocks of "
             f"{format_bytes(sweep['feature blocks'])}: for rows this wide use the linear "
             f"kernel, or a linear sketch to a few thousand dimensions before the kernel map "
-            f"(docs/choosing_parameters.md)")
+            f"(skylite.sketch.ComposedMap; docs/choosing_parameters.md, wide sparse rows)")
 
 
 def format_bytes(size):

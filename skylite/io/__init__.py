@@ -6,4 +6,5 @@ from .svmlight import (SvmlightPart, assemble, dump_svmlight, iter_svmlight_rows
                        read_svmlight_part, resolve_features, svmlight_byte_ranges)
 
 __all__ = ["read_rows", "SvmlightPart", "read_svmlight_part", "svmlight_byte_ranges",
-           "resolve_features", "assemble", "load_svmlight", "dump_svmlight", "iter_svmlight_rows"]
+           "resolve_features", "assemble", "load_svmlight", "dump_svmlight",
+           "iter_svmlight_rows"]
