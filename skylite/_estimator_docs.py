@@ -23,9 +23,9 @@ n_features : int, default=2048
     s, the number of random features (for the linear kernel, the columns of a sketch
     `method`; its default identity map ignores it: s = d).
 n_blocks : int or None, default=None
-    C, the number of column blocks of the feature matrix Z.  None: ceil(s / 1024), at least
-    2, and more when a block's rows and factor would exceed 1 GiB (n s_j + min(n, s_j)^2
-    floats); the linear kernel's identity map (s = d) has no 1024-column limit.  It
+    C, the number of column blocks of the feature matrix Z.  None: ceil(s / 4096), at least
+    2, and more when a block's rows and factor would exceed 2 GiB (n s_j + min(n, s_j)^2
+    floats); the linear kernel's identity map (s = d) has no 4096-column limit.  It
     depends on s and n only, so the default model is the same on every machine and thread
     count (skylite.admm.memory.default_n_blocks, docs/choosing_parameters.md).
 feature_map : skylite.sketch map or None, default=None
@@ -117,12 +117,25 @@ checkpoint : path or None, default=None
     the file(s) resumes from them and reaches the uninterrupted run's model.
 checkpoint_every : int, default=10
     Iterations between checkpoints.
+solver : {{"auto", "admm", "direct", "exact", "pcg"}}, default="auto"
+    "admm": the BlockADMM iterations.  The others need the squared loss with the l2
+    regularizer and alpha > 0, and run in one process (docs/kernel_ridge.md):
+    "direct": the closed form of the random-feature problem, (Z^T Z + n alpha I) W = Z^T Y,
+    with Z^T Z accumulated over chunks of rows (Z is never stored; s^2 float64; no
+    iterations, so the iteration options do not apply).  "exact": the exact kernel problem,
+    (K + n alpha I) A = Y by Cholesky (n^2 float64), predictions K(X, X_fit_) dual_coef_.
+    "pcg": the same exact system by conjugate gradients preconditioned with the random
+    features (to relative residual `tol`, at most `max_iter` iterations; K in row blocks,
+    never stored).  "auto": "direct" when s <= 8192 and no communicator, validation set,
+    early stopping, checkpoint, callback or warm start is given; else "admm".
 
 Attributes
 ----------
-coef_ : ndarray of shape (s, m)
+coef_ : ndarray of shape (s, m), or None
     The weights W (m outputs: one per class, one for two classes, or the targets'
-    columns).
+    columns); None for the exact kernel solvers.
+dual_coef_, X_fit_, kernel_ : (n, m) ndarray, the training rows, skylite.kernels object
+    Only after solver="exact" or "pcg": the model is K(x, X_fit_) dual_coef_.
 feature_map_ : skylite.sketch map
     The fitted feature map z (its seed in `feature_map_.seed_`).
 classes_ : ndarray of shape (n_classes,)

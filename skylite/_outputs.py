@@ -11,10 +11,9 @@ before a float64 product, which costs 20x the float32 product.
 """
 import numpy as np
 
-__all__ = ["outputs", "CachedOutputs"]
+from .admm.memory import SCORING_ROWS
 
-# rows of X transformed at once by `outputs` (bounds the feature block of a chunk)
-PREDICT_ROWS = 8192
+__all__ = ["outputs", "CachedOutputs"]
 
 
 def _block_product(Zj, Wj):
@@ -28,16 +27,19 @@ def _offsets(feature_map):
     return np.concatenate([[0], np.cumsum(feature_map.block_sizes)]).astype(np.intp)
 
 
-def outputs(feature_map, W, X, *, n_threads=None, rows=PREDICT_ROWS):
+def outputs(feature_map, W, X, *, n_threads=None, dtype=None, rows=SCORING_ROWS):
     """O = z(X) W (n x m float64), over chunks of `rows` rows and the map's column blocks.
 
     feature_map: a fitted skylite.sketch map; W: (s, m); X: (n, d) dense or CSR rows already
-    validated (float32 rows give float32 blocks and float32 products).
+    validated; dtype: the precision of the feature blocks (float32: each chunk of rows is
+    rounded to float32, and the blocks and their products are float32); None: X's.
     """
     offsets = _offsets(feature_map)
     O = np.zeros((X.shape[0], W.shape[1]))
     for start in range(0, X.shape[0], rows):
         chunk = X[start:start + rows]
+        if dtype is not None:
+            chunk = chunk.astype(dtype, copy=False)
         for j in range(len(offsets) - 1):
             Zj = feature_map.block(chunk, j, n_threads=n_threads)
             O[start:start + chunk.shape[0]] += _block_product(Zj, W[offsets[j]:offsets[j + 1]])
@@ -47,16 +49,20 @@ def outputs(feature_map, W, X, *, n_threads=None, rows=PREDICT_ROWS):
 class CachedOutputs:
     """W -> z(X) W for fixed rows X, with the feature blocks of X kept in memory when they fit.
 
-    feature_map: fitted map; X: validated rows; budget_bytes: the most the kept blocks may
-    take (n s itemsize); beyond it every call regenerates them (`outputs`).
+    feature_map: fitted map; X: validated rows; dtype: as for `outputs`; budget_bytes: the
+    most the kept blocks may take (n s itemsize, `nbytes`); beyond it every call regenerates
+    them (`outputs`).
     """
 
-    def __init__(self, feature_map, X, *, budget_bytes, n_threads=None):
+    def __init__(self, feature_map, X, *, budget_bytes, n_threads=None, dtype=None):
+        if dtype is not None:
+            X = X.astype(dtype, copy=False)
         self.feature_map, self.X, self.n_threads = feature_map, X, n_threads
-        itemsize = 4 if getattr(X, "dtype", np.float64) == np.float32 else 8
+        itemsize = 4 if X.dtype == np.float32 else 8
         size = X.shape[0] * int(feature_map.n_features) * itemsize
-        self.blocks = None
+        self.blocks, self.nbytes = None, 0
         if size <= budget_bytes:
+            self.nbytes = size
             offsets = _offsets(feature_map)
             self.blocks = [feature_map.block(X, j, n_threads=n_threads)
                            for j in range(len(offsets) - 1)]

@@ -20,6 +20,7 @@ import time
 import warnings
 
 import numpy as np
+from sklearn.metrics import r2_score
 
 from . import __version__
 from ._distributed import Distributed
@@ -27,6 +28,7 @@ from .admm import ConvergenceError, ConvergenceWarning
 from .datasets import load_pendigits
 from .estimators import KERNEL_NAMES, PRESETS, KernelMachine, KernelSVC, load
 from .io.files import read_rows
+from .io.svmlight import iter_svmlight_rows
 
 
 # ---- processes ----
@@ -146,6 +148,7 @@ def _make_model(args, dist):
                random_state=args.seed, verbose=not args.quiet,
                comm=None if dist.serial else dist.comm, checkpoint=args.checkpoint,
                checkpoint_every=args.checkpoint_every, early_stopping=args.early_stop,
+               solver=args.solver,
                validation_fraction=args.validation_fraction,
                n_iter_no_change=args.n_iter_no_change if args.early_stop else None,
                classification=args.classification or None, **kernel_params)
@@ -164,15 +167,13 @@ def predict(args, dist):
     if args.output:
         _check_writable(args.output, "the predictions")
     model = load(args.model)
-    X, y = read_rows(args.test, part="test", n_features=model.n_features_in_,
-                     zero_based=args.zero_based)
     if args.threads is not None:
         model.set_params(n_threads=args.threads)
-    if args.decision_values:
-        values = model.decision_function(X) if model.is_classifier else model.predict(X)
-        lines = [" ".join(f"{v:.10g}" for v in np.atleast_1d(row)) for row in values]
-    else:
-        lines = [str(label) for label in model.predict(X)]
+    if args.test == "-":
+        return _predict_stream(model, args)
+    X, y = read_rows(args.test, part="test", n_features=model.n_features_in_,
+                     zero_based=args.zero_based)
+    lines = _prediction_lines(model, X, args.decision_values)
     summary = sys.stdout
     if args.output:
         with open(args.output, "w") as out:
@@ -185,6 +186,43 @@ def predict(args, dist):
         score = model.score(X, y)
         detail = (f" ({int(round(score * len(y)))}/{len(y)})" if metric == "accuracy" else "")
         print(f"{args.test}: {metric} {_format_score(score, metric)}{detail}", file=summary)
+    return 0
+
+
+def _prediction_lines(model, X, decision_values):
+    """One line per row: the predicted label or target, or the decision values."""
+    if decision_values:
+        values = model.decision_function(X) if model.is_classifier else model.predict(X)
+        return [" ".join(f"{v:.10g}" for v in np.atleast_1d(row)) for row in values]
+    return [str(label) for label in model.predict(X)]
+
+
+def _predict_stream(model, args):
+    """`predict MODEL -`: LIBSVM rows from standard input, one prediction written (and
+    flushed) per row as it arrives (libSkylark's streaming predict).  At the end the
+    accuracy (or R^2) against the labels read goes to stderr (stdout with --output)."""
+    out = open(args.output, "w") if args.output else sys.stdout
+    labels, predicted = [], []
+    try:
+        for X, y in iter_svmlight_rows(sys.stdin.buffer, n_features=model.n_features_in_,
+                                       zero_based=args.zero_based, name="<stdin>"):
+            out.write(_prediction_lines(model, X, args.decision_values)[0] + "\n")
+            out.flush()
+            labels.append(y[0])
+            predicted.append(model.predict(X)[0])
+    finally:
+        if args.output:
+            out.close()
+    if labels:
+        summary = sys.stdout if args.output else sys.stderr
+        if model.is_classifier:
+            correct = int(np.sum(np.asarray(predicted) == np.asarray(labels)))
+            print(f"<stdin>: accuracy {_format_score(correct / len(labels), 'accuracy')} "
+                  f"({correct}/{len(labels)})", file=summary)
+        else:
+            score = (r2_score(labels, np.asarray(predicted, dtype=np.float64))
+                     if len(labels) > 1 else float("nan"))
+            print(f"<stdin>: R^2 {_format_score(score, 'R^2')}", file=summary)
     return 0
 
 
@@ -359,10 +397,17 @@ def build_parser():
                         "leaped Halton (libSkylark's -q 1); same as --method qmc_SEQUENCE")
     g = p.add_argument_group("solver")
     g.add_argument("--blocks", type=_positive(int),
-                   help="column blocks C (default: ceil(s / 1024), at least 2, from s and "
+                   help="column blocks C (default: ceil(s / 4096), at least 2, from s and "
                         "the rows only)")
     g.add_argument("--iters", type=_positive(int), default=500, help="max ADMM iterations")
     g.add_argument("--tol", type=_positive(float), default=1e-3, help="residual tolerance")
+    g.add_argument("--solver", choices=("auto", "admm", "direct", "exact", "pcg"),
+                   default="auto",
+                   help="--loss squared with l2 (libSkylark's skylark_krr): direct, the "
+                        "closed form on random features; exact, Cholesky of the kernel "
+                        "matrix; pcg, the kernel system by CG preconditioned with the random "
+                        "features; auto: direct for s <= 8192 without --val, --early-stop or "
+                        "--checkpoint, else admm (default: auto)")
     g.add_argument("--rho", type=_positive(float), default=1.0, help="initial ADMM rho")
     g.add_argument("--relaxation", type=_positive(float), default=1.8,
                    help="over-relaxation in (0, 2); 1: plain ADMM")
@@ -406,7 +451,9 @@ def build_parser():
                             description="Predict TEST rows with MODEL; prints accuracy (or "
                                         "R^2) when TEST has labels.")
     p.add_argument("model", metavar="MODEL", help="a model written by skylite train")
-    p.add_argument("test", metavar="TEST", help="LIBSVM text, .gz, or .npz")
+    p.add_argument("test", metavar="TEST",
+                   help="LIBSVM text, .gz, or .npz; - reads LIBSVM rows from standard input "
+                        "and writes each prediction as its row arrives")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write predictions here, checked before predicting (default: stdout)")
     p.add_argument("--decision-values", dest="decision_values", action="store_true",
@@ -423,7 +470,7 @@ def build_parser():
                                         "test accuracies.")
     p.add_argument("--features", type=_positive(int), default=2048, help="random features s")
     p.add_argument("--blocks", type=_positive(int),
-                   help="column blocks C (default: ceil(s / 1024), at least 2)")
+                   help="column blocks C (default: ceil(s / 4096), at least 2)")
     p.add_argument("--sigma", type=_positive(float), default=0.6,
                    help="Gaussian kernel bandwidth")
     p.add_argument("--alpha", type=float, default=1e-5, help="regularization")

@@ -13,6 +13,8 @@ Outputs are computed block by block, O = sum_j Z_j W_j, over chunks of rows, so 
 also never forms an n x s array.
 """
 import numbers
+import time
+import warnings
 from copy import deepcopy
 
 import numpy as np
@@ -29,8 +31,10 @@ from ._distributed import Distributed
 from ._estimator_docs import estimator_docstring
 from ._validation import (FLOAT_DTYPES, check_positive, check_rows, native_rows,
                           resolve_seed)
-from .admm import BlockADMM
-from .admm.memory import SCORING_ROWS, default_n_blocks
+from .admm import BlockADMM, ConvergenceWarning
+from ._outputs import CachedOutputs, outputs
+from .krr import exact_dual_coef, feature_ridge_coef, kernel_matvec, pcg_dual_coef
+from .admm.memory import available_memory_bytes, default_n_blocks
 from .prox import get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
 from .sketch import FeatureMap
@@ -47,6 +51,15 @@ _KERNELS = {
 }
 #: the kernel names `KernelMachine(kernel=...)` accepts
 KERNEL_NAMES = tuple(_KERNELS)
+
+# The most the feature blocks of the validation rows may keep between iterations (1 GiB:
+# MNIST's 6,000 early-stopping rows at s = 16384 in float32 take 393 MB).
+VALIDATION_CACHE_BYTES = 2**30
+
+SOLVERS = ("auto", "admm", "direct", "exact", "pcg")
+# solver="auto" solves squared loss + l2 in closed form up to this many features (s^2 float64:
+# 512 MB, n s^2 flops)
+DIRECT_MAX_FEATURES = 8192
 
 
 class KernelMachine(BaseEstimator):
@@ -69,7 +82,7 @@ class KernelMachine(BaseEstimator):
                  n_threads=None, memory_budget=None, precision="float64",
                  random_state=0, verbose=False, callback=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, comm=None, checkpoint=None,
-                 checkpoint_every=10):
+                 checkpoint_every=10, solver="auto"):
         self.kernel = kernel
         self.loss = loss
         self.regularizer = regularizer
@@ -105,6 +118,7 @@ class KernelMachine(BaseEstimator):
         self.comm = comm
         self.checkpoint = checkpoint
         self.checkpoint_every = checkpoint_every
+        self.solver = solver
 
     def __getstate__(self):
         state = dict(super().__getstate__())
@@ -258,7 +272,7 @@ class KernelMachine(BaseEstimator):
         patience = self._patience()
         loss = self._loss_object()
         regularizer = get_regularizer(self.regularizer)
-        for stale in ("classes_", "_y_1d"):       # from an earlier fit of another kind
+        for stale in ("classes_", "_y_1d", "dual_coef_", "X_fit_", "kernel_"):  # earlier fits
             self.__dict__.pop(stale, None)
         classes = None
         if loss.classification:                   # a rank may lack a class
@@ -273,15 +287,25 @@ class KernelMachine(BaseEstimator):
             X, Y = check_rows(X[fit_rows]), Y[fit_rows]
             self.validation_indices_ = val_rows
         self.feature_map_ = self._make_feature_map(X, dist)    # sigma from the fitted rows
+        solver = self._resolved_solver(loss, regularizer, X_val, warm_start)
+        if solver == "direct":
+            return self._fit_closed_form(X, Y, loss, regularizer)
+        if solver in ("exact", "pcg"):
+            return self._fit_exact_kernel(X, Y, loss, regularizer, dist, solver)
         validation, callback, early = None, self.callback, None
+        memory_budget = self.memory_budget
         if X_val is not None:
-            validation = stats.CollectiveValidation(dist, self._outputs, self._predict_from,
-                                                    X_val, y_val, classes is not None)
+            validation_outputs, kept = self._validation_outputs(X_val)
+            if memory_budget is not None:
+                memory_budget = max(0, memory_budget - kept)
+            validation = stats.CollectiveValidation(dist, validation_outputs,
+                                                    self._predict_from, X_val, y_val,
+                                                    classes is not None)
             if patience is not None:
                 early = callback = _EarlyStopping(patience, self.callback)
         engine = BlockADMM(self.feature_map_, loss, regularizer, self.alpha, rho=self.rho,
                            max_iter=self.max_iter, tol=self.tol, n_threads=self.n_threads,
-                           memory_budget=self.memory_budget, precision=self.precision,
+                           memory_budget=memory_budget, precision=self.precision,
                            adapt_rho=self.adapt_rho, relaxation=self.relaxation,
                            acceleration=self.acceleration,
                            anderson_memory=self.anderson_memory, verbose=self.verbose,
@@ -338,17 +362,99 @@ class KernelMachine(BaseEstimator):
         return native_rows(validate_data(self, X, reset=False, accept_sparse="csr",
                                          dtype=FLOAT_DTYPES))
 
+    def _model_outputs(self, X):
+        """The fitted model's outputs on validated rows X: z(X) coef_, or, for the exact
+        kernel solvers, K(X, X_fit_) dual_coef_."""
+        if getattr(self, "dual_coef_", None) is not None:
+            return kernel_matvec(self.kernel_, self.X_fit_, self.dual_coef_, X)
+        return self._outputs(self.coef_, X)
+
     def _outputs(self, W, X):
-        """O = z(X) W (n x m), block by block over chunks of rows."""
-        fmap = self.feature_map_
-        offsets = np.concatenate([[0], np.cumsum(fmap.block_sizes)])
-        O = np.zeros((X.shape[0], W.shape[1]))
-        for start in range(0, X.shape[0], SCORING_ROWS):
-            rows = X[start:start + SCORING_ROWS]
-            for j in range(len(offsets) - 1):
-                Zj = fmap.block(rows, j, n_threads=self.n_threads)
-                O[start:start + rows.shape[0]] += Zj @ W[offsets[j]:offsets[j + 1]]
-        return O
+        """O = z(X) W (n x m), block by block over chunks of rows, in the model's precision."""
+        return outputs(self.feature_map_, W, X, n_threads=self.n_threads,
+                       dtype=np.float32 if self.precision == "float32" else None)
+
+    def _resolved_solver(self, loss, regularizer, X_val, warm_start):
+        """The solver this fit uses: `solver`, with "auto" resolved to "direct" or "admm";
+        raises ValueError for an unknown solver, or one of the squared-loss solvers where
+        they do not apply."""
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        if self.solver == "admm":
+            return "admm"
+        applies = loss.name == "squared" and regularizer.name == "l2" and self.alpha > 0
+        if self.solver != "auto":
+            if not applies:
+                raise ValueError(f"solver={self.solver!r} needs the squared loss with the l2 "
+                                 f"regularizer and alpha > 0, got loss={loss.name!r}, "
+                                 f"regularizer={regularizer.name!r}, alpha={self.alpha!r}")
+            if self.comm is not None:
+                raise ValueError(f"solver={self.solver!r} runs in one process; use "
+                                 f"solver='admm' with comm=")
+            return self.solver
+        iterative = (X_val is not None or self.early_stopping or self.checkpoint is not None
+                     or self.callback is not None or warm_start is not None
+                     or self.comm is not None)
+        direct = (applies and not iterative
+                  and self.feature_map_.n_features <= DIRECT_MAX_FEATURES)
+        return "direct" if direct else "admm"
+
+    def _fit_exact_kernel(self, X, Y, loss, regularizer, dist, solver):
+        """The exact kernel ridge problem, f(x) = sum_i k(x, x_i) a_i with
+        (K + n alpha I) A = Y: by Cholesky ("exact") or by CG preconditioned with the
+        feature map ("pcg"), skylite.krr.  The model keeps its training rows (X_fit_)."""
+        start = time.perf_counter()
+        kernel = self._kernel_object(X, dist)
+        if solver == "exact":
+            self.dual_coef_ = exact_dual_coef(kernel, X, Y, self.alpha)
+            self.n_iter_, self.converged_, self.history_ = 0, True, []
+        else:
+            result = pcg_dual_coef(kernel, X, Y, self.alpha, self.feature_map_, tol=self.tol,
+                                   max_iter=self.max_iter)
+            self.dual_coef_, self.n_iter_ = result.dual_coef, result.n_iter
+            self.converged_ = result.converged
+            self.history_ = [{"iteration": k + 1, "residual": r}
+                             for k, r in enumerate(result.residuals)]
+            if not result.converged:
+                warnings.warn(f"pcg stopped at max_iter={self.max_iter} with relative residual "
+                              f"{result.residuals[-1]:.2e} > tol={self.tol:g}",
+                              ConvergenceWarning, stacklevel=3)
+        self.kernel_, self.X_fit_ = kernel, X
+        self.coef_ = None                      # the model is dual: dual_coef_ over X_fit_
+        self.best_iteration_ = self.n_iter_
+        n, m = Y.shape
+        self.memory_estimate_ = 8 * (n * n if solver == "exact" else n * m * 4)
+        self.phase_seconds_ = {solver: time.perf_counter() - start}
+        self.loss_, self.regularizer_ = loss, regularizer
+        return self
+
+    def _fit_closed_form(self, X, Y, loss, regularizer):
+        """coef_ = (Z^T Z + n alpha I)^-1 Z^T Y (skylite.krr.feature_ridge_coef)."""
+        start = time.perf_counter()
+        rows = X.astype(np.float32, copy=False) if self.precision == "float32" else X
+        self.coef_ = feature_ridge_coef(self.feature_map_, rows, Y, self.alpha)
+        seconds = time.perf_counter() - start
+        s = self.feature_map_.n_features
+        self.n_iter_ = self.best_iteration_ = 0
+        self.history_ = []
+        self.converged_ = True
+        self.memory_estimate_ = 8 * (s * s + s * Y.shape[1])
+        self.phase_seconds_ = {"direct": seconds}
+        self.loss_, self.regularizer_ = loss, regularizer
+        if self.verbose:
+            print(f"skylite: closed form of the squared loss with l2 (s={s}): {seconds:.2f}s")
+        return self
+
+    def _validation_outputs(self, X_val):
+        """W -> z(X_val) W for the per-iteration validation score, with the blocks of X_val
+        kept when they fit in at most VALIDATION_CACHE_BYTES and the memory budget.  Returns
+        the function and the bytes it keeps."""
+        budget = (available_memory_bytes() // 8 if self.memory_budget is None
+                  else self.memory_budget)
+        cache = CachedOutputs(self.feature_map_, X_val, n_threads=self.n_threads,
+                              budget_bytes=min(budget, VALIDATION_CACHE_BYTES),
+                              dtype=np.float32 if self.precision == "float32" else None)
+        return (lambda W, X: cache(W)), cache.nbytes
 
     @property
     def decision_function(self):
@@ -363,12 +469,12 @@ class KernelMachine(BaseEstimator):
         """Decision values from the outputs z(X) W (n x m): shape (n, m), or (n,) for two
         classes, positive for classes_[1] (skylite.prox.coding.decision_values)."""
         X = self._check_X(X)
-        return decision_values(self._outputs(self.coef_, X), self.loss_)
+        return decision_values(self._model_outputs(X), self.loss_)
 
     def predict(self, X):
         """Class labels (classification) or predicted targets (regression)."""
         X = self._check_X(X)
-        return self._predict_from(self._outputs(self.coef_, X))
+        return self._predict_from(self._model_outputs(X))
 
     def _predict_from(self, O):
         if hasattr(self, "classes_"):
@@ -396,7 +502,7 @@ class KernelMachine(BaseEstimator):
             Y, _ = code_labels(np.asarray(y), self.loss_, classes=self.classes_)
         else:
             Y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
-        return self._outputs(self.coef_, X), Y
+        return self._model_outputs(X), Y
 
 
 def holdout_rows(groups, fraction, rng):
@@ -462,7 +568,7 @@ class KernelLogisticRegression(_KernelClassifier):
     def predict_proba(self, X):
         """Class probabilities softmax(z(X) W), shape (n, n_classes)."""
         X = self._check_X(X)
-        return softmax(self._outputs(self.coef_, X))
+        return softmax(self._model_outputs(X))
 
 
 class KernelRidge(_KernelRegressor):

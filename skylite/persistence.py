@@ -8,6 +8,9 @@ Layout (all little-endian):
                                       description (type, sizes, parameters, seed), loss,
                                       regularizer, classes, coef shape
     s * m float64                     coef_ (W), row-major
+    (exact kernel models, header "dual": instead of coef_, dual_coef_ (n x m float64) and
+     the training rows: dense n x d float64, or CSR indptr (n + 1 int64), indices (nnz
+     int64), data (nnz float64))
 
 The feature map is rebuilt from its seed (skylite.sketch.map_from_dict), so the file is
 O(s m) whatever the map's parameter count.  Pickling a model also works.
@@ -20,6 +23,7 @@ import os
 import struct
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from . import kernels, sketch
@@ -54,7 +58,7 @@ def save(model, path):
         "feature_map": model.feature_map_.to_dict(),
         "loss": {"name": model.loss_.name, "params": model.loss_.get_params()},
         "regularizer": model.regularizer_.name,
-        "coef_shape": list(model.coef_.shape),
+        "coef_shape": list(model.coef_.shape) if model.coef_ is not None else [0, 0],
         "n_iter": int(model.n_iter_),
         "converged": bool(model.converged_),
         "targets_1d": bool(getattr(model, "_y_1d", False)),
@@ -64,10 +68,21 @@ def save(model, path):
     if hasattr(model, "classes_"):
         classes = model.classes_
         header["classes"] = {"dtype": classes.dtype.str, "values": classes.tolist()}
+    arrays = [model.coef_] if model.coef_ is not None else []
+    if getattr(model, "dual_coef_", None) is not None:
+        X = model.X_fit_
+        header["dual"] = {"kernel": {"type": type(model.kernel_).__name__,
+                                     "params": _object_params(model.kernel_)},
+                          "shape": list(model.dual_coef_.shape), "n_features": X.shape[1],
+                          "nnz": int(X.nnz) if sp.issparse(X) else None}
+        arrays = [model.dual_coef_] + ([X.indptr, X.indices, X.data] if sp.issparse(X)
+                                       else [X])
     blob = json.dumps(header).encode("utf-8")
     with open(path, "wb") as f:
         f.write(MAGIC + struct.pack("<II", VERSION, len(blob)) + blob)
-        f.write(np.ascontiguousarray(model.coef_, dtype="<f8").tobytes())
+        for array in arrays:
+            dtype = "<i8" if np.issubdtype(array.dtype, np.integer) else "<f8"
+            f.write(np.ascontiguousarray(array, dtype=dtype).tobytes())
 
 
 def load(path, estimators):
@@ -93,7 +108,9 @@ def load(path, estimators):
         if cls is None:
             raise ValueError(f"unknown estimator {header['estimator']!r}")
         body = data[16 + length:]
-        if len(body) != 8 * s * m:
+        if "dual" in header:
+            body = _load_dual(header["dual"], body)
+        elif len(body) != 8 * s * m:
             raise ValueError(f"weights have {len(body)} bytes, expected {8 * s * m}")
         params = dict(header["params"])
         for key, spec in header.get("objects", {}).items():
@@ -102,7 +119,11 @@ def load(path, estimators):
         model.feature_map_ = sketch.map_from_dict(header["feature_map"])
         model.loss_ = get_loss(header["loss"]["name"], **header["loss"]["params"])
         model.regularizer_ = get_regularizer(header["regularizer"])
-        model.coef_ = np.frombuffer(body, dtype="<f8").reshape(s, m).astype(np.float64)
+        if "dual" in header:
+            model.coef_ = None
+            model.kernel_, model.dual_coef_, model.X_fit_ = body
+        else:
+            model.coef_ = np.frombuffer(body, dtype="<f8").reshape(s, m).astype(np.float64)
         model.n_features_in_ = model.feature_map_.n_features_in_
         model.n_iter_ = header["n_iter"]
         model.converged_ = header["converged"]
@@ -116,7 +137,7 @@ def load(path, estimators):
             raise ValueError("its loss parameter and its classes disagree")
     except (KeyError, TypeError, ValueError, AttributeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path} is a corrupted skylite model file: {exc}") from None
-    if model.feature_map_.n_features != s:
+    if model.coef_ is not None and model.feature_map_.n_features != s:
         raise ValueError(f"{path} is a corrupted skylite model file: the feature map has "
                          f"{model.feature_map_.n_features} features but W has {s} rows")
     return model
@@ -130,6 +151,25 @@ def _object_params(obj):
     if not _is_json(params):
         raise ValueError(f"cannot save {type(obj).__name__} parameters {params!r}")
     return params
+
+
+def _load_dual(spec, body):
+    """(kernel, dual_coef_, X_fit_) of an exact kernel model from its header and body."""
+    (n, m), d, nnz = spec["shape"], spec["n_features"], spec["nnz"]
+    sizes = [n * m] + ([n + 1, nnz, nnz] if nnz is not None else [n * d])
+    if len(body) != 8 * sum(sizes):
+        raise ValueError(f"arrays have {len(body)} bytes, expected {8 * sum(sizes)}")
+    parts, start = [], 0
+    for size, dtype in zip(sizes, ["<f8"] + (["<i8", "<i8", "<f8"] if nnz is not None
+                                            else ["<f8"])):
+        parts.append(np.frombuffer(body, dtype=dtype, count=size, offset=8 * start).copy())
+        start += size
+    dual = parts[0].reshape(n, m)
+    if nnz is None:
+        X = parts[1].reshape(n, d)
+    else:
+        X = sp.csr_matrix((parts[3], parts[2].astype(np.int32), parts[1]), shape=(n, d))
+    return _rebuild_object("kernel", spec["kernel"]), dual, X
 
 
 def _rebuild_object(key, spec):

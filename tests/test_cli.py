@@ -9,6 +9,7 @@ import pytest
 
 import skylite
 from skylite.cli import build_parser, demo_models, main
+from skylite.datasets import load_pendigits
 from skylite.io import dump_svmlight
 
 
@@ -141,7 +142,7 @@ def test_version_and_help_show_every_default(tmp_path):
     text = " ".join(run("train", "--help").stdout.split())
     for shown in ("the kernel (default: gaussian)", "(default: 0.0001)",
                   "linear sketch (default: 2048;", "max ADMM iterations (default: 500)",
-                  "residual tolerance (default: 0.001)", "(default: ceil(s / 1024)",
+                  "residual tolerance (default: 0.001)", "(default: ceil(s / 4096)",
                   "iterations between checkpoints (default: 10)", "(default: 0.1)"):
         assert shown in text, shown
     # every argument of every command has a line of help
@@ -250,3 +251,33 @@ def test_the_demo_linear_baseline_converges(pendigits):
     assert name == "linear SVM"
     linear.fit(X, y)
     assert linear.converged_ and linear.n_iter_ < linear.max_iter
+
+
+def test_predict_streams_rows_from_stdin(tmp_path):
+    """`skylite predict MODEL -` answers each row before the next one is written."""
+    X, y, X_test, y_test = load_pendigits()
+    data = tmp_path / "train.npz"
+    np.savez(data, X_train=X[:800] / 100, y_train=y[:800])
+    model = tmp_path / "m.sky"
+    assert main(["train", str(data), "-m", str(model), "--sigma", "0.6", "--features", "256",
+                 "--iters", "30", "-q"]) == 0
+    rows = [f"{label} " + " ".join(f"{k + 1}:{v / 100:g}" for k, v in enumerate(x))
+            for x, label in zip(X_test[:3], y_test[:3])]
+    proc = subprocess.Popen([sys.executable, "-m", "skylite", "predict", str(model), "-"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    answers = []
+    for row in rows:                         # one row in, one prediction out, in turn
+        proc.stdin.write(row + "\n")
+        proc.stdin.flush()
+        answers.append(proc.stdout.readline().strip())
+    proc.stdin.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0
+    expected = skylite.load(model).predict(X_test[:3] / 100)
+    assert answers == [str(label) for label in expected]
+    assert "<stdin>: accuracy" in err and "/3)" in err
+    bad = subprocess.run([sys.executable, "-m", "skylite", "predict", str(model), "-"],
+                         input="1 1:x\n", capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1
+    assert "<stdin>: line 1: bad feature value" in bad.stderr

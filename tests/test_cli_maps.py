@@ -16,15 +16,15 @@ def _train(data, model, *options):
 
 
 @pytest.mark.parametrize("options, cls, sequence", [
-    (["--quasi"], GaussianRFF, "sobol"),
-    (["--quasi", "halton"], GaussianRFF, "halton"),
-    (["--kernel", "matern", "--quasi", "sobol"], MaternRFF, "sobol"),
-    (["--kernel", "matern", "--method", "fastfood"], MaternFastfood, None),
-    (["--method", "qmc_halton", "--kernel", "laplacian"], None, "halton")])
+    (["--quasi", "--sigma", "0.6"], GaussianRFF, "sobol"),
+    (["--quasi", "halton", "--sigma", "0.6"], GaussianRFF, "halton"),
+    (["--kernel", "matern", "--quasi", "sobol", "--length-scale", "0.6"], MaternRFF, "sobol"),
+    (["--kernel", "matern", "--method", "fastfood", "--length-scale", "0.6"], MaternFastfood,
+     None),
+    (["--method", "qmc_halton", "--kernel", "laplacian", "--sigma", "0.6"], None, "halton")])
 def test_train_with_quasi_and_fast_maps(options, cls, sequence, digits_npz, tmp_path, capsys):
     path = tmp_path / "m.sky"
-    scale = ["--length-scale", "0.6"] if "matern" in options else ["--sigma", "0.6"]
-    assert _train(digits_npz, path, *scale, *options) == 0
+    assert _train(digits_npz, path, *options) == 0
     fmap = skylite.load(path).feature_map_
     if cls is not None:
         assert isinstance(fmap, cls)
@@ -58,7 +58,8 @@ def test_bad_map_options(digits_npz, tmp_path, capsys):
     assert _train(digits_npz, path, "--method", "magic") == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown feature-map method 'magic'" in err
-    with pytest.raises(SystemExit) as exit_info:     # an option that does not apply
+    with pytest.raises(SystemExit) as exit_info:
         _train(digits_npz, path, "--kernel", "polynomial", "--quasi")
     assert exit_info.value.code == 2
-    assert "--quasi applies only with --kernel gaussian" in capsys.readouterr().err
+    assert "--quasi applies only with --kernel gaussian, laplacian or matern" in \
+        capsys.readouterr().err

@@ -92,3 +92,55 @@ def test_bad_input_is_refused(solver):
         call(y[:3], 1.0)
     with pytest.raises(ValueError, match="NaN"):
         call(np.array([1.0, np.nan, 0, 0]), 1.0)
+
+
+def test_kernel_ridge_solvers(pendigits):
+    """auto picks the closed form for squared + l2; it is the ADMM's optimum without its
+    iterations; 'direct' is refused where it does not apply."""
+    from skylite import KernelRidge, KernelSVC
+    X, y, X_test = pendigits
+    X, X_test = X / 100, X_test / 100
+    params = dict(sigma=0.6, n_features=256, alpha=1e-4)
+    auto = KernelRidge(**params).fit(X, y)
+    direct = KernelRidge(solver="direct", **params).fit(X, y)
+    admm = KernelRidge(solver="admm", tol=1e-8, max_iter=5000, **params).fit(X, y)
+    assert auto.n_iter_ == 0 and auto.converged_ and admm.n_iter_ > 10
+    np.testing.assert_array_equal(auto.coef_, direct.coef_)
+    np.testing.assert_allclose(admm.coef_, direct.coef_, atol=1e-4 * np.abs(direct.coef_).max())
+    np.testing.assert_allclose(auto.predict(X_test), admm.predict(X_test), atol=1e-3)
+    early = KernelRidge(early_stopping=True, **params).fit(X, y)
+    assert early.n_iter_ > 0                      # validation asks for the iterations
+    with pytest.raises(ValueError, match="solver must be one of"):
+        KernelRidge(solver="cholesky", **params).fit(X, y)
+    with pytest.raises(ValueError, match="needs the squared loss with the l2 regularizer"):
+        KernelSVC(solver="direct", **params).fit(X, y > 4)
+    with pytest.raises(ValueError, match="needs the squared loss with the l2 regularizer"):
+        KernelRidge(solver="direct", regularizer="l1", **params).fit(X, y)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_kernel_ridge_exact_and_pcg(pendigits, tmp_path, sparse):
+    """solver='exact' is scikit-learn's KernelRidge; 'pcg' reaches it; both save and load."""
+    import scipy.sparse as sp
+    import skylite
+    from skylite import KernelRidge
+    X, y, X_test = pendigits
+    X, X_test = X[:600] / 100, X_test / 100
+    y = y[:600]
+    if sparse:
+        X, X_test = sp.csr_matrix(X), sp.csr_matrix(X_test)
+    alpha = 1e-4
+    exact = KernelRidge(sigma=0.6, alpha=alpha, solver="exact").fit(X, y)
+    reference = SkKernelRidge(alpha=600 * alpha, kernel="rbf", gamma=0.5 / 0.36).fit(X, y)
+    np.testing.assert_allclose(exact.predict(X_test), reference.predict(X_test), atol=1e-8)
+    assert exact.coef_ is None and exact.dual_coef_.shape == (600, 1)    # as coef_: (., m)
+    pcg = KernelRidge(sigma=0.6, alpha=alpha, solver="pcg", n_features=512, tol=1e-10,
+                      max_iter=300).fit(X, y)
+    assert pcg.converged_ and 0 < pcg.n_iter_ < 300
+    np.testing.assert_allclose(pcg.predict(X_test), exact.predict(X_test), atol=1e-6)
+    for model in (exact, pcg):
+        model.save(tmp_path / "m.sky")
+        loaded = skylite.load(tmp_path / "m.sky")
+        np.testing.assert_array_equal(loaded.predict(X_test), model.predict(X_test))
+    refit = exact.set_params(solver="direct", n_features=64).fit(X, y)   # no stale dual model
+    assert refit.coef_.shape == (64, 1) and not hasattr(refit, "dual_coef_")

@@ -81,12 +81,12 @@ def test_wide_rows_warn_when_the_map_parameters_dominate():
 
 
 @pytest.mark.parametrize("s, n, linear, expected", [
-    (2048, 7494, False, 2), (512, 7494, False, 2), (1, 5, False, 1), (16384, 60000, False, 16),
-    (2048, 1_000_000, False, 16),          # 1e6 x s_j floats per block: blocks of 128
-    (8315, 7770, True, 2),                 # the linear kernel: s = d, no 1024-column limit
+    (2048, 7494, False, 2), (512, 7494, False, 2), (1, 5, False, 1), (16384, 60000, False, 4),
+    (2048, 1_000_000, False, 8),           # 1e6 x s_j floats per block: blocks of 256
+    (8315, 7770, True, 2),                 # the linear kernel: s = d, no 4096-column limit
     (2_000_000, 2, True, 2), (16, 7494, True, 2)])
 def test_default_n_blocks(s, n, linear, expected):
-    assert default_n_blocks(s, n, max_block=None if linear else 1024) == expected
+    assert default_n_blocks(s, n, **({"max_block": None} if linear else {})) == expected
 
 
 def test_default_model_is_the_same_for_any_thread_count(pendigits):

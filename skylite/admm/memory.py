@@ -36,8 +36,8 @@ from ._graph_projection import sweep_buffer_bytes
 
 FLOAT64 = 8
 # The most floats one column block's rows and factor may take in the default block layout
-# (`default_n_blocks`): 2^27, 1 GiB of float64.
-BLOCK_FLOATS = 2**27
+# (`default_n_blocks`): 2^28, 2 GiB of float64 (full MNIST at s_j = 4096 fits).
+BLOCK_FLOATS = 2**28
 # Rows per chunk when outputs are scored or predicted block by block (skylite.estimators;
 # memory: rows x max s_j).
 SCORING_ROWS = 8192
@@ -50,15 +50,16 @@ def paper_estimate_bytes(n, d, m, s, R, C, t):
     return int(floats * FLOAT64)
 
 
-def default_n_blocks(n_features, n_rows, max_block=1024):
+def default_n_blocks(n_features, n_rows, max_block=4096):
     """The default number of column blocks C for s = n_features features and n_rows rows per
     process (the largest over the ranks), whatever the machine or the thread count.
 
     C is the smallest number of near-equal blocks, at least 2 (at most s), with at most
     `max_block` columns each (None: no limit; the linear kernel, whose s = d is not chosen)
     and whose feature block and factor, n s_j + min(n, s_j)^2 floats, stay within
-    BLOCK_FLOATS.  Few blocks converge in fewer iterations; 1024 random features keep the
-    transform's products and the factor of a block small.
+    BLOCK_FLOATS.  Few blocks converge in fewer iterations (docs/engine.md: on MNIST 20k,
+    s = 16384, 4 blocks took 128 iterations and 16 blocks 328); 4096 features per block keep
+    the factorization (n s s_j flops) and the per-thread buffers (n x s_j) moderate.
     """
     s, n = int(n_features), max(int(n_rows), 1)
     widest = int((math.sqrt(n * n + 4 * BLOCK_FLOATS) - n) / 2)     # with s_j <= n
