@@ -147,8 +147,10 @@ feature_names_in_ : ndarray of str
     the same columns arrive in the same order.
 loss_, regularizer_ : skylite.prox objects
     The loss and regularizer used.
+solver_ : str
+    The solver the fit used ("admm", "direct", "exact" or "pcg"; see `solver`).
 n_iter_ : int
-    ADMM iterations run.
+    Iterations run: ADMM's or pcg's; 1 for the one solve of "direct" and "exact".
 best_iteration_ : int
     The iteration whose W is `coef_` (`n_iter_` unless early stopping kept an earlier one).
 converged_ : bool
