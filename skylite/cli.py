@@ -340,6 +340,9 @@ _APPLIES = {
                             "--early-stop without --val"),
     "n_iter_no_change": (lambda a: a.early_stop, "--early-stop"),
     "checkpoint_every": (lambda a: a.checkpoint is not None, "--checkpoint"),
+    "solver": (lambda a: a.solver in ("auto", "admm")
+               or (a.loss == "squared" and a.reg == "l2" and not a.classification),
+               "--loss squared and --reg l2 (regression)"),
 }
 
 
