@@ -1,5 +1,7 @@
 """The docstrings of the kernel machines: one text for every parameter and attribute, shared
 by `KernelMachine` and its presets, so that `help(skylite.KernelSVC)` explains all of them."""
+import inspect
+import textwrap
 
 _PARAMETERS = """\
 Parameters
@@ -11,20 +13,21 @@ kernel : str or skylite.kernels.Kernel, default="gaussian"
 loss : str, skylite.prox Loss or None, default=None
     "hinge" (SVM), "logistic" (multinomial; class probabilities), "squared" (ridge) or
     "lad" (absolute deviations), or a skylite.prox loss object.  None: {default_loss}.
-    {loss_kind}
+{loss_kind}
 regularizer : str or skylite.prox Regularizer, default="l2"
     "l2", "l1" (sparse weights) or "none".
 alpha : float >= 0, default=1e-4
     The regularization weight of (1/n) sum_i V(y_i, o_i) + alpha r(W) (the paper's
     lambda).  scikit-learn's and LIBSVM's C is 1 / (n alpha).
 n_features : int, default=2048
-    s, the number of random features (ignored by the linear kernel, where s = d).
+    s, the number of random features (for the linear kernel, the columns of a sketch
+    `method`; its default identity map ignores it: s = d).
 n_blocks : int or None, default=None
     C, the number of column blocks of the feature matrix Z.  None: ceil(s / 4096), at least
     2, and more when a block's rows and factor would exceed 2 GiB (n s_j + min(n, s_j)^2
-    floats); the linear kernel (s = d) has no 4096-column limit.  It depends on s and n
-    only, so the default model is the same on every machine and thread count
-    (skylite.admm.memory.default_n_blocks, docs/choosing_parameters.md).
+    floats); the linear kernel's identity map (s = d) has no 4096-column limit.  It
+    depends on s and n only, so the default model is the same on every machine and thread
+    count (skylite.admm.memory.default_n_blocks, docs/choosing_parameters.md).
 feature_map : skylite.sketch map or None, default=None
     An unfitted feature map to use instead of the kernel's default one, e.g.
     `skylite.sketch.Fastfood(8192, sigma=5)`.
@@ -50,8 +53,10 @@ classification : bool or None, default=None
     labels; squared and lad: real targets).  True with "squared" or "lad" codes the
     labels one-vs-rest as +/-1.
 method : str or None, default=None
-    A feature-map variant of the kernel, e.g. "fastfood" for the Gaussian kernel
-    (`skylite.kernels.Gaussian().methods` lists them).
+    A feature-map variant of the kernel: "fastfood" (Gaussian, Matern), "qmc" /
+    "qmc_sobol" / "qmc_halton" (quasi-Monte-Carlo features), "jlt" / "srht" /
+    "countsketch" (linear sketches of n_features columns for the linear kernel);
+    `skylite.kernels.Gaussian().methods` lists a kernel's.
 rho : float > 0, default=1.0
     Initial ADMM penalty, relative to the loss scale; adapted by residual balancing.
 max_iter : int, default=500
@@ -142,8 +147,10 @@ feature_names_in_ : ndarray of str
     the same columns arrive in the same order.
 loss_, regularizer_ : skylite.prox objects
     The loss and regularizer used.
+solver_ : str
+    The solver the fit used ("admm", "direct", "exact" or "pcg"; see `solver`).
 n_iter_ : int
-    ADMM iterations run.
+    Iterations run: ADMM's or pcg's; 1 for the one solve of "direct" and "exact".
 best_iteration_ : int
     The iteration whose W is `coef_` (`n_iter_` unless early stopping kept an earlier one).
 converged_ : bool
@@ -174,6 +181,7 @@ def estimator_docstring(name, summary, default_loss, classification=None):
     classification: None for `KernelMachine` (its loss decides), True for a classifier
     preset, False for a regressor preset.
     """
-    loss_kind = _LOSS_KIND[classification].format(name=name)
-    return (summary.rstrip() + "\n\n"
+    loss_kind = textwrap.fill(_LOSS_KIND[classification].format(name=name), width=88,
+                              initial_indent="    ", subsequent_indent="    ")
+    return (inspect.cleandoc(summary) + "\n\n"
             + _PARAMETERS.format(default_loss=f'"{default_loss}"', loss_kind=loss_kind))

@@ -96,16 +96,12 @@ def train(args, dist):
         warnings.simplefilter("ignore", ConvergenceWarning)      # reported in the summary
         model.fit(X, y, X_val=X_val, y_val=y_val)
     seconds = time.perf_counter() - start
-    last = model.history_[-1]
-    status = ("converged" if model.converged_ else
-              f"early stop, best validation at iteration {model.best_iteration_}"
-              if model.best_iteration_ < model.n_iter_ else f"stopped at --iters {args.iters}")
     if model.validation_indices_ is not None:
         held = int(dist.allreduce_sum([len(model.validation_indices_)])[0])
         say(f"validation: {held} training rows held out (--validation-fraction "
             f"{args.validation_fraction})")
-    say(f"trained {type(model).__name__}: {model.n_iter_} iterations ({status}), "
-        f"objective {last['objective']:.6e}, {seconds:.1f}s total")
+    say(f"trained {type(model).__name__}: {_how_it_ended(model, args)}, "
+        f"{seconds:.1f}s total")
     metric = "accuracy" if model.is_classifier else "R^2"
     say(f"training {metric}: {_format_score(model.score(X, y), metric)}")    # global
     if X_val is not None:
@@ -114,6 +110,19 @@ def train(args, dist):
         model.save(args.model)
         say(f"model written to {args.model} ({os.path.getsize(args.model) / 2**10:.0f} KiB)")
     return 0
+
+
+def _how_it_ended(model, args):
+    """'30 iterations (converged), objective 3.58e-02', or what a non-ADMM solver did."""
+    if model.solver_ in ("direct", "exact"):
+        return f"{model.solver_} solve (--solver {model.solver_})"
+    status = ("converged" if model.converged_ else
+              f"early stop, best validation at iteration {model.best_iteration_}"
+              if model.best_iteration_ < model.n_iter_ else f"stopped at --iters {args.iters}")
+    if model.solver_ == "pcg":
+        return f"{model.n_iter_} pcg iterations ({status})"
+    return (f"{model.n_iter_} iterations ({status}), objective "
+            f"{model.history_[-1]['objective']:.6e}")
 
 
 def _check_writable(path, what):
@@ -331,6 +340,9 @@ _APPLIES = {
                             "--early-stop without --val"),
     "n_iter_no_change": (lambda a: a.early_stop, "--early-stop"),
     "checkpoint_every": (lambda a: a.checkpoint is not None, "--checkpoint"),
+    "solver": (lambda a: a.solver in ("auto", "admm")
+               or (a.loss == "squared" and a.reg == "l2" and not a.classification),
+               "--loss squared and --reg l2 (regression)"),
 }
 
 

@@ -287,7 +287,7 @@ class KernelMachine(BaseEstimator):
             X, Y = check_rows(X[fit_rows]), Y[fit_rows]
             self.validation_indices_ = val_rows
         self.feature_map_ = self._make_feature_map(X, dist)    # sigma from the fitted rows
-        solver = self._resolved_solver(loss, regularizer, X_val, warm_start)
+        solver = self.solver_ = self._resolved_solver(loss, regularizer, X_val, warm_start)
         if solver == "direct":
             return self._fit_closed_form(X, Y, loss, regularizer)
         if solver in ("exact", "pcg"):
@@ -407,7 +407,7 @@ class KernelMachine(BaseEstimator):
         kernel = self._kernel_object(X, dist)
         if solver == "exact":
             self.dual_coef_ = exact_dual_coef(kernel, X, Y, self.alpha)
-            self.n_iter_, self.converged_, self.history_ = 0, True, []
+            self.n_iter_, self.converged_, self.history_ = 1, True, []    # one solve
         else:
             result = pcg_dual_coef(kernel, X, Y, self.alpha, self.feature_map_, tol=self.tol,
                                    max_iter=self.max_iter)
@@ -435,7 +435,7 @@ class KernelMachine(BaseEstimator):
         self.coef_ = feature_ridge_coef(self.feature_map_, rows, Y, self.alpha)
         seconds = time.perf_counter() - start
         s = self.feature_map_.n_features
-        self.n_iter_ = self.best_iteration_ = 0
+        self.n_iter_ = self.best_iteration_ = 1            # one solve
         self.history_ = []
         self.converged_ = True
         self.memory_estimate_ = 8 * (s * s + s * Y.shape[1])

@@ -51,6 +51,20 @@ def test_train_then_predict_npz(pendigits_npz, tmp_path, capsys):
     np.testing.assert_array_equal(values.argmax(axis=1), labels)
 
 
+@pytest.mark.parametrize("solver, summary", [("direct", "direct solve"),
+                                             ("exact", "exact solve"),
+                                             ("pcg", "pcg iterations (converged)")])
+def test_kernel_ridge_solvers_report_what_they_did(solver, summary, tmp_path, capsys):
+    X = np.random.default_rng(1).random((200, 3))
+    data = tmp_path / "reg.npz"
+    np.savez(data, X=X, y=np.sin(4 * X[:, 0]) + X[:, 1])
+    assert main(["train", str(data), "-m", str(tmp_path / "r.sky"), "--loss", "squared",
+                 "--sigma", "0.5", "--alpha", "1e-6", "--features", "128", "-q",
+                 "--solver", solver]) == 0
+    out = capsys.readouterr().out
+    assert "trained KernelRidge: " in out and summary in out and "training R^2:" in out
+
+
 def test_regression_from_npz_with_X_and_y(tmp_path, capsys):
     rng = np.random.default_rng(0)
     X = rng.random((400, 3))
@@ -126,6 +140,7 @@ def test_errors_are_one_line_and_nonzero(argv, message, tmp_path, pendigits_npz,
      "--validation-fraction applies only with --early-stop without --val"),
     (["--checkpoint-every", "5"], "--checkpoint-every applies only with --checkpoint"),
     (["--classification"], "--classification applies only with --loss squared or lad"),
+    (["--solver", "exact"], "--solver applies only with --loss squared and --reg l2"),
 ])
 def test_an_option_that_does_not_apply_is_an_error(options, message, capsys):
     with pytest.raises(SystemExit) as exit_:

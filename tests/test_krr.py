@@ -104,7 +104,8 @@ def test_kernel_ridge_solvers(pendigits):
     auto = KernelRidge(**params).fit(X, y)
     direct = KernelRidge(solver="direct", **params).fit(X, y)
     admm = KernelRidge(solver="admm", tol=1e-8, max_iter=5000, **params).fit(X, y)
-    assert auto.n_iter_ == 0 and auto.converged_ and admm.n_iter_ > 10
+    assert auto.solver_ == "direct" and auto.n_iter_ == 1 and auto.converged_
+    assert admm.solver_ == "admm" and admm.n_iter_ > 10
     np.testing.assert_array_equal(auto.coef_, direct.coef_)
     np.testing.assert_allclose(admm.coef_, direct.coef_, atol=1e-4 * np.abs(direct.coef_).max())
     np.testing.assert_allclose(auto.predict(X_test), admm.predict(X_test), atol=1e-3)
