@@ -35,7 +35,8 @@ sigma : float > 0 or None, default=None
     Bandwidth of the "gaussian" and "laplacian" kernels.  Without sigma or gamma it is
     set from the training rows: sqrt(d Var(X) / 2) (scikit-learn's gamma="scale").
 gamma : float > 0 or None, default=None
-    scikit-learn's gamma: for "gaussian" sigma = 1 / sqrt(2 gamma); for "polynomial"
+    scikit-learn's gamma: for "gaussian" sigma = 1 / sqrt(2 gamma), for "laplacian"
+    sigma = 1 / gamma (scikit-learn's rbf_kernel and laplacian_kernel); for "polynomial"
     the scale of x.y (default 1).  Give sigma or gamma, not both.
 degree : int or None, default=None
     Degree of the "polynomial" kernel (gamma x.y + coef0)^degree (default 2).

@@ -180,7 +180,9 @@ class KernelMachine(BaseEstimator):
                 raise ValueError("give sigma or gamma, not both")
             if self.gamma is not None:
                 gamma = check_positive(self.gamma, "gamma")
-                params["sigma"] = 1.0 / np.sqrt(2.0 * gamma)
+                # scikit-learn: rbf exp(-gamma ||x - y||^2), laplacian exp(-gamma ||x - y||_1)
+                params["sigma"] = (1.0 / gamma if cls is kernels_module.Laplacian
+                                   else 1.0 / np.sqrt(2.0 * gamma))
             elif self.sigma is None:
                 params["sigma"] = stats.scale_sigma(
                     X, self._distributed() if dist is None else dist)

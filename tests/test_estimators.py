@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.metrics.pairwise import pairwise_kernels
 
 import skylite
 
@@ -143,3 +144,13 @@ def test_bad_input_is_named(digits):
         KernelSVC(alpha=-1).fit(X, y)
     with pytest.raises(ValueError, match="n_features"):
         KernelSVC(n_features=0).fit(X, y)
+
+
+@pytest.mark.parametrize("name, sk_kernel", [("gaussian", "rbf"), ("laplacian", "laplacian")])
+def test_gamma_means_what_scikit_learn_means(name, sk_kernel):
+    """gamma gives the kernel scikit-learn's pairwise kernels give for the same gamma."""
+    X = np.random.default_rng(0).uniform(size=(20, 3))
+    model = KernelSVC(name, gamma=0.7)
+    kernel = model._kernel_object(X)
+    np.testing.assert_allclose(kernel.gram(X), pairwise_kernels(X, metric=sk_kernel, gamma=0.7),
+                               rtol=1e-12)
