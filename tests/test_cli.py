@@ -278,9 +278,10 @@ def test_predict_streams_rows_from_stdin(tmp_path):
                  "--iters", "30", "-q"]) == 0
     rows = [f"{label} " + " ".join(f"{k + 1}:{v / 100:g}" for k, v in enumerate(x))
             for x, label in zip(X_test[:3], y_test[:3])]
+    # cwd: not the checkout, whose skylite/ sources would shadow the installed package
     proc = subprocess.Popen([sys.executable, "-m", "skylite", "predict", str(model), "-"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     answers = []
     for row in rows:                         # one row in, one prediction out, in turn
         proc.stdin.write(row + "\n")
@@ -293,6 +294,7 @@ def test_predict_streams_rows_from_stdin(tmp_path):
     assert answers == [str(label) for label in expected]
     assert "<stdin>: accuracy" in err and "/3)" in err
     bad = subprocess.run([sys.executable, "-m", "skylite", "predict", str(model), "-"],
-                         input="1 1:x\n", capture_output=True, text=True, timeout=60)
+                         input="1 1:x\n", capture_output=True, text=True, timeout=60,
+                         cwd=tmp_path)
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1
     assert "<stdin>: line 1: bad feature value" in bad.stderr
