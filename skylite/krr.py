@@ -28,6 +28,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.linalg.blas import dsyrk
 
+from ._threads import blas_single_threaded
 from ._validation import check_positive
 
 __all__ = ["exact_dual_coef", "pcg_dual_coef", "feature_ridge_coef", "kernel_matvec",
@@ -41,6 +42,20 @@ def _chunks(n, row_elements):
     """Row ranges whose blocks of `row_elements` float64 each stay within _BLOCK_ELEMENTS."""
     rows = max(1, _BLOCK_ELEMENTS // max(1, row_elements))
     return [(a, min(n, a + rows)) for a in range(0, n, rows)]
+
+
+def _cholesky(A, what):
+    """The lower Cholesky factor of the symmetric positive definite A, in place.
+
+    Single-threaded BLAS: the multithreaded OpenBLAS potrf of scipy's wheels crashed
+    (segmentation fault) on a 16,000 x 16,000 kernel matrix on this 2-core machine, and
+    factored it correctly with one thread (33 s).  Raises ValueError naming `what` if A is
+    not numerically positive definite."""
+    try:
+        with blas_single_threaded():
+            return cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+    except LinAlgError:
+        raise ValueError(f"{what} is not positive definite; increase alpha") from None
 
 
 def _lam(alpha, n):
@@ -82,11 +97,7 @@ def exact_dual_coef(kernel, X, Y, alpha):
     lam = _lam(alpha, X.shape[0])
     K = kernel.gram(X)
     K[np.diag_indices_from(K)] += lam
-    try:
-        factor = cho_factor(K, lower=True, overwrite_a=True, check_finite=False)
-    except LinAlgError:
-        raise ValueError(f"K + n alpha I is not positive definite at alpha={alpha:g}; "
-                         "increase alpha") from None
+    factor = _cholesky(K, f"K + n alpha I at alpha={alpha:g}")
     return cho_solve(factor, Y, check_finite=False)
 
 
@@ -161,7 +172,7 @@ def _woodbury_inverse(feature_map, X, lam):
     Z = np.asarray(feature_map.transform(X), dtype=np.float64)
     G = _gram_lower(Z)
     G[np.diag_indices_from(G)] += lam
-    factor = cho_factor(G, lower=True, overwrite_a=True, check_finite=False)
+    factor = _cholesky(G, "Z^T Z + n alpha I")
 
     def apply(R):
         return (R - Z @ cho_solve(factor, Z.T @ R, check_finite=False)) / lam
@@ -187,9 +198,5 @@ def feature_ridge_coef(feature_map, X, Y, alpha):
         G = _gram_lower(Z, G)
         ZtY += Z.T @ Y[a:b]
     G[np.diag_indices_from(G)] += lam
-    try:
-        factor = cho_factor(G, lower=True, overwrite_a=True, check_finite=False)
-    except LinAlgError:
-        raise ValueError(f"Z^T Z + n alpha I is not positive definite at alpha={alpha:g}; "
-                         "the features have non-finite values or alpha is too small") from None
+    factor = _cholesky(G, f"Z^T Z + n alpha I at alpha={alpha:g}")
     return cho_solve(factor, ZtY, check_finite=False)
