@@ -140,10 +140,7 @@ def iter_svmlight_rows(stream, *, n_features, zero_based, dtype=np.float64, name
     for lineno, line in enumerate(iter(stream.readline, b""), start=1):
         labels, indptr, indices, values, lo, hi, err = _svmlight.parse(line)
         if err is not None:
-            code, _, offset, length, extra = err
-            message = _error_message(name, None, line, 0, False, (code, lineno, offset,
-                                                                  length, extra))
-            raise ValueError(message.rsplit(" (byte", 1)[0])
+            raise ValueError(f"{name}: line {lineno}: {_error_what(line, err)}")
         if labels.shape[0] == 0:
             continue
         part = SvmlightPart(labels, indptr, indices, values, int(lo), int(hi), 1)
@@ -462,12 +459,24 @@ def _row_of(part, k):
 
 
 def _error_message(path, byte_range, buf, base, compressed, err):
-    code, lineno, offset, length, extra = err
+    """The reader's error: where (file, line, byte range, byte offset) and `_error_what`."""
+    _, lineno, offset, _, _ = err
+    what = _error_what(buf, err)
+    where = "decompressed text" if compressed else "file"
+    if byte_range is None:
+        return f"{path}: line {lineno}: {what} (byte {base + offset} of the {where})"
+    return (f"{path}: line {lineno} of byte range [{byte_range[0]}, {byte_range[1]}): {what} "
+            f"(byte {base + offset} of the {where})")
+
+
+def _error_what(buf, err):
+    """What is wrong with the token the parser's `err` points at in `buf`."""
+    code, _, offset, length, extra = err
     token = bytes(buf[offset:offset + min(length, 80)]).decode("utf-8", "replace").rstrip()
     if length > 80:
         token += "..."
     t = repr(token)
-    what = {
+    return {
         "bad_label": f"bad label {t}: not a number",
         "nonfinite_label": f"label {t} is NaN or infinite (or overflows)",
         "multilabel": f"label {t} looks multilabel; multilabel files are not supported "
@@ -482,8 +491,3 @@ def _error_message(path, byte_range, buf, base, compressed, err):
         "bad_qid": f"bad qid token {t}: expected qid:<integer>",
         "qid_position": f"qid token {t} must come right after the label",
     }[code]
-    where = "decompressed text" if compressed else "file"
-    if byte_range is None:
-        return f"{path}: line {lineno}: {what} (byte {base + offset} of the {where})"
-    return (f"{path}: line {lineno} of byte range [{byte_range[0]}, {byte_range[1]}): {what} "
-            f"(byte {base + offset} of the {where})")
