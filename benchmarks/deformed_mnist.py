@@ -93,16 +93,13 @@ class Hdf5Writer:
 
 class SvmWriter:
     def __init__(self, out, n):
-        self.out, self.part = Path(out), Path(f"{out}.part")
-        self.file = open(self.out, "wb")
+        self.file = open(out, "wb")
 
     def write(self, start, X, y):
-        dump_svmlight(X, y, self.part)      # rows arrive in order (imap)
-        self.file.write(self.part.read_bytes())
+        dump_svmlight(X, y, self.file)      # rows arrive in order (imap)
 
     def close(self):
         self.file.close()
-        self.part.unlink(missing_ok=True)
 
 
 WRITERS = {"npy": NpyWriter, "hdf5": Hdf5Writer, "svm": SvmWriter}

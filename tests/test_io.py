@@ -474,3 +474,17 @@ def test_iter_svmlight_rows_yields_each_line_as_it_arrives():
 def test_iter_svmlight_rows_errors_name_the_line(text, message):
     with pytest.raises(ValueError, match=message):
         list(iter_svmlight_rows(io.BytesIO(text), n_features=4, zero_based=False))
+
+
+def test_dump_svmlight_to_an_open_file_in_parts(tmp_path):
+    """Parts written one after another into an open file read back as the whole."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((30, 5)) * (rng.uniform(size=(30, 5)) < 0.5)
+    y = rng.integers(0, 3, 30).astype(float)
+    with open(tmp_path / "parts.svm", "wb") as f:
+        for a in range(0, 30, 7):
+            dump_svmlight(X[a:a + 7], y[a:a + 7], f)
+        assert not f.closed
+    Xr, yr = load_svmlight(tmp_path / "parts.svm", n_features=5)
+    np.testing.assert_array_equal(Xr.toarray(), X)
+    np.testing.assert_array_equal(yr, y)

@@ -12,6 +12,7 @@ the ranks agree on the index range (allreduce of `min_index` / `max_index`, then
 `resolve_features`), and each assembles its rows with the same `zero_based` and `n_features`.
 """
 import codecs
+import contextlib
 import gzip
 import numbers
 import os
@@ -319,8 +320,10 @@ def dump_svmlight(X, y, path, *, zero_based=False):
         Dense or sparse; zeros (explicit ones too) are not written.  Must be finite.
     y : array-like, shape (n_samples,)
         Real, finite labels (written as e.g. ``1``, ``-1``, ``2.5``).
-    path : str or os.PathLike
-        Written gzip-compressed if it ends with ``.gz``, as plain text otherwise.
+    path : str, os.PathLike or a binary file object
+        Written gzip-compressed if it ends with ``.gz``, as plain text otherwise; a file
+        object (anything with ``write``) receives the rows at its current position and is
+        left open, so that files can be written in parts.
     zero_based : bool
         Write column j as index j (True) or j + 1 (False, the LIBSVM convention).
 
@@ -357,10 +360,13 @@ def dump_svmlight(X, y, path, *, zero_based=False):
     indices = X.indices.astype(np.int64)
     data = np.ascontiguousarray(X.data, dtype=np.float64)
     offset = 0 if zero_based else 1
-    path = os.fspath(path)
-    opener = (lambda p: gzip.open(p, "wb", compresslevel=6)) if path.endswith(".gz") \
-        else (lambda p: open(p, "wb"))
-    with opener(path) as f:
+    if hasattr(path, "write"):
+        opened = contextlib.nullcontext(path)
+    else:
+        path = os.fspath(path)
+        opened = (gzip.open(path, "wb", compresslevel=6) if path.endswith(".gz")
+                  else open(path, "wb"))
+    with opened as f:
         for r0 in range(0, X.shape[0], 4096):
             r1 = min(r0 + 4096, X.shape[0])
             f.write(_svmlight.format_rows(y, indptr, indices, data, r0, r1, offset))
