@@ -33,7 +33,8 @@ from ._validation import (FLOAT_DTYPES, check_positive, check_rows, native_rows,
                           resolve_seed)
 from .admm import BlockADMM, ConvergenceWarning
 from ._outputs import CachedOutputs, outputs
-from .krr import exact_dual_coef, feature_ridge_coef, kernel_matvec, pcg_dual_coef
+from .krr import (exact_dual_coef, feature_ridge_coef, kernel_matvec, memory_bytes,
+                  pcg_dual_coef)
 from .admm.memory import available_memory_bytes, default_n_blocks
 from .prox import get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
@@ -290,10 +291,8 @@ class KernelMachine(BaseEstimator):
             self.validation_indices_ = val_rows
         self.feature_map_ = self._make_feature_map(X, dist)    # sigma from the fitted rows
         solver = self.solver_ = self._resolved_solver(loss, regularizer, X_val, warm_start)
-        if solver == "direct":
-            return self._fit_closed_form(X, Y, loss, regularizer)
-        if solver in ("exact", "pcg"):
-            return self._fit_exact_kernel(X, Y, loss, regularizer, dist, solver)
+        if solver != "admm":
+            return self._fit_one_solve(X, Y, loss, regularizer, dist, solver)
         validation, callback, early = None, self.callback, None
         memory_budget = self.memory_budget
         if X_val is not None:
@@ -401,49 +400,42 @@ class KernelMachine(BaseEstimator):
                   and self.feature_map_.n_features <= DIRECT_MAX_FEATURES)
         return "direct" if direct else "admm"
 
-    def _fit_exact_kernel(self, X, Y, loss, regularizer, dist, solver):
-        """The exact kernel ridge problem, f(x) = sum_i k(x, x_i) a_i with
-        (K + n alpha I) A = Y: by Cholesky ("exact") or by CG preconditioned with the
-        feature map ("pcg"), skylite.krr.  The model keeps its training rows (X_fit_)."""
+    def _fit_one_solve(self, X, Y, loss, regularizer, dist, solver):
+        """The squared loss with l2 without the ADMM (skylite.krr): "direct", the closed form
+        coef_ = (Z^T Z + n alpha I)^-1 Z^T Y on the random features; or the exact kernel
+        problem f(x) = sum_i k(x, x_i) a_i with (K + n alpha I) A = Y, by Cholesky ("exact")
+        or by CG preconditioned with the feature map ("pcg"), where the model keeps its
+        training rows (X_fit_) and coef_ is None."""
         start = time.perf_counter()
-        kernel = self._kernel_object(X, dist)
-        if solver == "exact":
-            self.dual_coef_ = exact_dual_coef(kernel, X, Y, self.alpha)
-            self.n_iter_, self.converged_, self.history_ = 1, True, []    # one solve
+        n_iter, converged, history = 1, True, []             # one solve
+        if solver == "direct":
+            rows = X.astype(np.float32, copy=False) if self.precision == "float32" else X
+            self.coef_ = feature_ridge_coef(self.feature_map_, rows, Y, self.alpha)
         else:
-            result = pcg_dual_coef(kernel, X, Y, self.alpha, self.feature_map_, tol=self.tol,
-                                   max_iter=self.max_iter)
-            self.dual_coef_, self.n_iter_ = result.dual_coef, result.n_iter
-            self.converged_ = result.converged
-            self.history_ = [{"iteration": k + 1, "residual": r}
-                             for k, r in enumerate(result.residuals)]
-            if not result.converged:
-                warnings.warn(f"pcg stopped at max_iter={self.max_iter} with relative residual "
-                              f"{result.residuals[-1]:.2e} > tol={self.tol:g}",
-                              ConvergenceWarning, stacklevel=3)
-        self.kernel_, self.X_fit_ = kernel, X
-        self.coef_ = None                      # the model is dual: dual_coef_ over X_fit_
-        self.best_iteration_ = self.n_iter_
-        n, m = Y.shape
-        self.memory_estimate_ = 8 * (n * n if solver == "exact" else n * m * 4)
-        self.phase_seconds_ = {solver: time.perf_counter() - start}
-        self.loss_, self.regularizer_ = loss, regularizer
-        return self
-
-    def _fit_closed_form(self, X, Y, loss, regularizer):
-        """coef_ = (Z^T Z + n alpha I)^-1 Z^T Y (skylite.krr.feature_ridge_coef)."""
-        start = time.perf_counter()
-        rows = X.astype(np.float32, copy=False) if self.precision == "float32" else X
-        self.coef_ = feature_ridge_coef(self.feature_map_, rows, Y, self.alpha)
+            kernel = self._kernel_object(X, dist)
+            if solver == "exact":
+                self.dual_coef_ = exact_dual_coef(kernel, X, Y, self.alpha)
+            else:
+                result = pcg_dual_coef(kernel, X, Y, self.alpha, self.feature_map_,
+                                       tol=self.tol, max_iter=self.max_iter)
+                self.dual_coef_, n_iter, converged = (result.dual_coef, result.n_iter,
+                                                      result.converged)
+                history = [{"iteration": k + 1, "residual": r}
+                           for k, r in enumerate(result.residuals)]
+                if not converged:
+                    warnings.warn(f"pcg stopped at max_iter={self.max_iter} with relative "
+                                  f"residual {result.residuals[-1]:.2e} > tol={self.tol:g}",
+                                  ConvergenceWarning, stacklevel=3)
+            self.kernel_, self.X_fit_ = kernel, X
+            self.coef_ = None                  # the model is dual: dual_coef_ over X_fit_
         seconds = time.perf_counter() - start
         s = self.feature_map_.n_features
-        self.n_iter_ = self.best_iteration_ = 1            # one solve
-        self.history_ = []
-        self.converged_ = True
-        self.memory_estimate_ = 8 * (s * s + s * Y.shape[1])
-        self.phase_seconds_ = {"direct": seconds}
+        self.n_iter_ = self.best_iteration_ = n_iter
+        self.converged_, self.history_ = converged, history
+        self.memory_estimate_ = memory_bytes(solver, X.shape[0], s, Y.shape[1])
+        self.phase_seconds_ = {solver: seconds}
         self.loss_, self.regularizer_ = loss, regularizer
-        if self.verbose:
+        if self.verbose and solver == "direct":
             print(f"skylite: closed form of the squared loss with l2 (s={s}): {seconds:.2f}s")
         return self
 

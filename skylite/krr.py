@@ -32,7 +32,7 @@ from ._threads import blas_single_threaded
 from ._validation import check_positive
 
 __all__ = ["exact_dual_coef", "pcg_dual_coef", "feature_ridge_coef", "kernel_matvec",
-           "PCGResult"]
+           "PCGResult", "memory_bytes"]
 
 # float64 elements of one row block of K (or of Z) held at a time (64 MB).
 _BLOCK_ELEMENTS = 8 * 1024 * 1024
@@ -56,6 +56,16 @@ def _cholesky(A, what):
             return cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
     except LinAlgError:
         raise ValueError(f"{what} is not positive definite; increase alpha") from None
+
+
+def memory_bytes(solver, n, s, m):
+    """The float64 bytes a solver holds at its peak for n rows, s random features and m
+    targets: "direct" the factor s^2, Z^T Y and one chunk of Z; "exact" K (n^2) and the
+    solution; "pcg" Z (n s), the factor s^2, the CG vectors (6 n m) and one row block of K."""
+    floats = {"direct": s * s + s * m + min(n * s, _BLOCK_ELEMENTS),
+              "exact": n * n + n * m,
+              "pcg": n * s + s * s + 6 * n * m + min(n * n, _BLOCK_ELEMENTS)}[solver]
+    return 8 * floats
 
 
 def _lam(alpha, n):

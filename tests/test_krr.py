@@ -138,6 +138,8 @@ def test_kernel_ridge_exact_and_pcg(pendigits, tmp_path, sparse):
     pcg = KernelRidge(sigma=0.6, alpha=alpha, solver="pcg", n_features=512, tol=1e-10,
                       max_iter=300).fit(X, y)
     assert pcg.converged_ and 0 < pcg.n_iter_ < 300
+    assert exact.memory_estimate_ >= 8 * 600 * 600          # K
+    assert pcg.memory_estimate_ >= 8 * (600 * 512 + 512 * 512)   # Z and its factor
     np.testing.assert_allclose(pcg.predict(X_test), exact.predict(X_test), atol=1e-6)
     for model in (exact, pcg):
         model.save(tmp_path / "m.sky")
