@@ -487,8 +487,15 @@ class KernelMachine(BaseEstimator):
         rank's rows, with n the global count, under a communicator)."""
         dist = self._distributed()
         O, Y = dist.agree(self._outputs_and_targets, X, y)
-        return stats.objective(dist, self.loss_, O, Y, self.alpha,
-                               self.regularizer_.value(self.coef_))
+        return stats.objective(dist, self.loss_, O, Y, self.alpha, self._regularizer_value())
+
+    def _regularizer_value(self):
+        """r at the fitted model: r(coef_), or for the exact kernel solvers the RKHS norm
+        1/2 ||f||^2 = 1/2 tr(A^T K A) with A = dual_coef_ (the l2 regularizer there)."""
+        if getattr(self, "dual_coef_", None) is not None:
+            A = self.dual_coef_
+            return 0.5 * float(np.vdot(A, kernel_matvec(self.kernel_, self.X_fit_, A)))
+        return self.regularizer_.value(self.coef_)
 
     def _outputs_and_targets(self, X, y):
         X = self._check_X(X)

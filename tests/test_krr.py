@@ -147,3 +147,18 @@ def test_kernel_ridge_exact_and_pcg(pendigits, tmp_path, sparse):
         np.testing.assert_array_equal(loaded.predict(X_test), model.predict(X_test))
     refit = exact.set_params(solver="direct", n_features=64).fit(X, y)   # no stale dual model
     assert refit.coef_.shape == (64, 1) and not hasattr(refit, "dual_coef_")
+
+
+def test_objective_of_an_exact_kernel_model_is_minimal():
+    """F(A) = (1/n) sum 1/2 (y - K a)^2 + alpha/2 a^T K a is smallest at the exact solution."""
+    from skylite import KernelRidge
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(60, 3))
+    y = np.sin(3 * X).sum(axis=1)
+    model = KernelRidge(sigma=0.5, alpha=1e-3, solver="exact").fit(X, y)
+    K, A = Gaussian(0.5).gram(X), model.dual_coef_
+    F = lambda A: (0.5 * np.sum((y[:, None] - K @ A) ** 2) / 60
+                   + 1e-3 * 0.5 * float(np.vdot(A, K @ A)))
+    assert model.objective(X, y) == pytest.approx(F(A), rel=1e-10)
+    for _ in range(5):
+        assert F(A + 1e-3 * rng.standard_normal(A.shape)) > F(A)
