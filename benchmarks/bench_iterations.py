@@ -1,6 +1,7 @@
 """Iterations to tol: plain ADMM, over-relaxation, Anderson acceleration, both.
 
     python benchmarks/bench_iterations.py [--rows 20000] [--features 4096] [--tol 1e-3]
+                                          [--blocks C] [--losses hinge,...] [--variants ...]
 
 MNIST rows (../shared/data/mnist.npz), Gaussian RFF (sigma = 6, float32 blocks, all cached),
 10 classes, alpha = 1 / (n C) with C = 10 (fixed a priori, as for the exact SVC peer), the
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from skylite.admm import BlockADMM
+from skylite.admm.memory import default_n_blocks
 from skylite.prox import get_loss, get_regularizer
 from skylite.prox.coding import code_labels
 from skylite.sketch import GaussianRFF
@@ -39,15 +41,19 @@ def main():
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--losses", default="hinge,logistic,squared")
     parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--blocks", type=int, default=None,
+                        help="column blocks C (default: the estimators' default for s and n, "
+                             "skylite.admm.memory.default_n_blocks)")
     args = parser.parse_args()
     z = np.load(DATA)
     X, y = z["X_train"][:args.rows], z["y_train"][:args.rows]
     n, s = len(X), args.features
     alpha = 1.0 / (n * 10.0)
-    fmap = GaussianRFF(s, sigma=6.0, n_blocks=max(1, s // 1024), random_state=0).fit(X)
+    blocks = args.blocks or default_n_blocks(s, n)
+    fmap = GaussianRFF(s, sigma=6.0, n_blocks=blocks, random_state=0).fit(X)
     Z = fmap.transform(X).astype(np.float64)
-    print(f"MNIST {n} rows, Gaussian RFF s={s} (float32 blocks, cached), alpha=1/(10 n), "
-          f"tol={args.tol:g}")
+    print(f"MNIST {n} rows, Gaussian RFF s={s} in {blocks} blocks (float32, cached), "
+          f"alpha=1/(10 n), tol={args.tol:g}")
     print(f"{'loss':<9} {'variant':<27} {'iters':>6} {'seconds':>8} {'s/iter':>7} "
           f"{'F(coef_)':>12} {'F/F_best-1':>11}")
     for name in args.losses.split(","):
