@@ -124,11 +124,12 @@ solver : {{"auto", "admm", "direct", "exact", "pcg"}}, default="auto"
     "direct": the closed form of the random-feature problem, (Z^T Z + n alpha I) W = Z^T Y,
     with Z^T Z accumulated over chunks of rows (Z is never stored; s^2 float64; no
     iterations, so the iteration options do not apply).  "exact": the exact kernel problem,
-    (K + n alpha I) A = Y by Cholesky (n^2 float64), predictions K(X, X_fit_) dual_coef_.
-    "pcg": the same exact system by conjugate gradients preconditioned with the random
-    features (to relative residual `tol`, at most `max_iter` iterations; K in row blocks,
-    never stored).  "auto": "direct" when s <= 8192 and no communicator, validation set,
-    early stopping, checkpoint, callback or warm start is given; else "admm".
+    (K + n alpha I) A = Y by Cholesky (n^2 float64), predictions
+    K(X, ``X_fit_``) ``dual_coef_``.  "pcg": the same exact system by conjugate gradients
+    preconditioned with the random features (to relative residual `tol`, at most
+    `max_iter` iterations; K in row blocks, never stored).  "auto": "direct" when
+    s <= 8192 and no communicator, validation set, early stopping, checkpoint, callback or
+    warm start is given; else "admm".
 
 Attributes
 ----------
@@ -136,7 +137,7 @@ coef_ : ndarray of shape (s, m), or None
     The weights W (m outputs: one per class, one for two classes, or the targets'
     columns); None for the exact kernel solvers.
 dual_coef_, X_fit_, kernel_ : (n, m) ndarray, the training rows, skylite.kernels object
-    Only after solver="exact" or "pcg": the model is K(x, X_fit_) dual_coef_.
+    Only after solver="exact" or "pcg": the model is K(x, ``X_fit_``) ``dual_coef_``.
 feature_map_ : skylite.sketch map
     The fitted feature map z (its seed in `feature_map_.seed_`).
 classes_ : ndarray of shape (n_classes,)

@@ -258,12 +258,25 @@ class KernelMachine(BaseEstimator):
     # ---- fitting ----
 
     def fit(self, X, y, *, X_val=None, y_val=None, warm_start=None):
-        """Train on rows X (n x d, dense or CSR) and targets y (n,) or (n, m).
+        """Train on rows X and targets y.
 
-        X_val, y_val: a validation set scored every iteration (accuracy or R^2, recorded in
-        history_) and used for early stopping (see `n_iter_no_change`); it takes precedence
-        over the `early_stopping` split.  warm_start: an (s x m) W to start from (e.g. a
-        previous coef_ with the same feature map).  Returns self.
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n, d)
+            Training rows.
+        y : array-like of shape (n,) or (n, m)
+            Class labels or real targets.
+        X_val, y_val : array-like or None, default=None
+            A validation set scored every iteration (accuracy or R^2, recorded in
+            ``history_``) and used for early stopping (see `n_iter_no_change`); it takes
+            precedence over the `early_stopping` split.
+        warm_start : ndarray of shape (s, m) or None, default=None
+            A W to start from (e.g. a previous ``coef_`` with the same feature map).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
         """
         if (X_val is None) != (y_val is None):
             given, missing = ("X_val", "y_val") if y_val is None else ("y_val", "X_val")
@@ -329,7 +342,14 @@ class KernelMachine(BaseEstimator):
 
     def save(self, path):
         """Write the fitted model to `path` (see skylite.persistence); `skylite.load` reads it.
-        Under a communicator only rank 0 writes (the model is the same on every rank)."""
+
+        Under a communicator only rank 0 writes (the model is the same on every rank).
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write.
+        """
         if self._distributed().is_root:
             persistence.save(self, path)
 
@@ -466,7 +486,18 @@ class KernelMachine(BaseEstimator):
         return decision_values(self._model_outputs(X), self.loss_)
 
     def predict(self, X):
-        """Class labels (classification) or predicted targets (regression)."""
+        """Class labels (classification) or predicted targets (regression).
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n, d)
+            The rows.
+
+        Returns
+        -------
+        y : ndarray of shape (n,) or (n, m)
+            The predictions.
+        """
         X = self._check_X(X)
         return self._predict_from(self._model_outputs(X))
 
@@ -476,15 +507,43 @@ class KernelMachine(BaseEstimator):
         return O.ravel() if getattr(self, "_y_1d", False) else O
 
     def score(self, X, y):
-        """Mean accuracy (classification) or the coefficient of determination R^2 (over
-        every rank's rows under a communicator)."""
+        """Mean accuracy (classification) or the coefficient of determination R^2.
+
+        Under a communicator: over every rank's rows.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n, d)
+            The rows.
+        y : array-like of shape (n,) or (n, m)
+            Their true labels or targets.
+
+        Returns
+        -------
+        score : float
+            Accuracy or R^2.
+        """
         dist = self._distributed()
         return stats.score(dist, dist.agree(self.predict, X), y,
                            classification=hasattr(self, "classes_"))
 
     def objective(self, X, y):
-        """F(W) = (1/n) sum_i V(y_i, z(x_i)^T W) + alpha r(W) on these rows (on every
-        rank's rows, with n the global count, under a communicator)."""
+        """F(W) = (1/n) sum_i V(y_i, z(x_i)^T W) + alpha r(W) on these rows.
+
+        Under a communicator: on every rank's rows, with n the global count.
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n, d)
+            The rows.
+        y : array-like of shape (n,) or (n, m)
+            Their labels or targets.
+
+        Returns
+        -------
+        objective : float
+            F(W).
+        """
         dist = self._distributed()
         O, Y = dist.agree(self._outputs_and_targets, X, y)
         return stats.objective(dist, self.loss_, O, Y, self.alpha, self._regularizer_value())
@@ -567,7 +626,18 @@ class KernelLogisticRegression(_KernelClassifier):
     _default_loss = "logistic"
 
     def predict_proba(self, X):
-        """Class probabilities softmax(z(X) W), shape (n, n_classes)."""
+        """Class probabilities softmax(z(X) W).
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n, d)
+            The rows.
+
+        Returns
+        -------
+        proba : ndarray of shape (n, n_classes)
+            One row of probabilities per row of X.
+        """
         X = self._check_X(X)
         return softmax(self._model_outputs(X))
 
@@ -591,7 +661,19 @@ PRESETS = {cls._default_loss: cls for cls in (KernelSVC, KernelLogisticRegressio
 
 
 def load(path):
-    """Read a model written by `KernelMachine.save` (skylite.persistence); raises ValueError
-    for a corrupted or foreign file."""
+    """Read a model written by `KernelMachine.save` (skylite.persistence).
+
+    Raises ValueError for a corrupted or foreign file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+
+    Returns
+    -------
+    model : KernelMachine
+        The fitted estimator, of the class it was saved from.
+    """
     classes = (KernelMachine, *PRESETS.values())
     return persistence.load(path, {cls.__name__: cls for cls in classes})

@@ -59,9 +59,27 @@ def _cholesky(A, what):
 
 
 def memory_bytes(solver, n, s, m):
-    """The float64 bytes a solver holds at its peak for n rows, s random features and m
-    targets: "direct" the factor s^2, Z^T Y and one chunk of Z; "exact" K (n^2) and the
-    solution; "pcg" Z (n s), the factor s^2, the CG vectors (6 n m) and one row block of K."""
+    """The float64 bytes a solver holds at its peak.
+
+    "direct": the factor s^2, Z^T Y and one chunk of Z; "exact": K (n^2) and the solution;
+    "pcg": Z (n s), the factor s^2, the CG vectors (6 n m) and one row block of K.
+
+    Parameters
+    ----------
+    solver : {"direct", "exact", "pcg"}
+        The solver.
+    n : int
+        Training rows.
+    s : int
+        Random features.
+    m : int
+        Targets.
+
+    Returns
+    -------
+    bytes : int
+        8 times the float64 elements held.
+    """
     floats = {"direct": s * s + s * m + min(n * s, _BLOCK_ELEMENTS),
               "exact": n * n + n * m,
               "pcg": n * s + s * s + 6 * n * m + min(n * n, _BLOCK_ELEMENTS)}[solver]
@@ -85,8 +103,23 @@ def _targets(Y, n):
 def kernel_matvec(kernel, X, V, Xq=None):
     """K(Xq, X) @ V, one row block of the Gram matrix at a time (never all of K).
 
-    kernel: a skylite.kernels.Kernel; X: n x d rows (dense or CSR); V: n x m (or n);
-    Xq: the query rows (default X).  Memory: one block of at most 64 MB of K.
+    Memory: one block of at most 64 MB of K.
+
+    Parameters
+    ----------
+    kernel : skylite.kernels.Kernel
+        The kernel k.
+    X : array-like or CSR matrix of shape (n, d)
+        The rows of the columns of K.
+    V : array-like of shape (n, m) or (n,)
+        The vectors to multiply.
+    Xq : array-like, CSR matrix of shape (q, d), or None, default=None
+        The query rows (None: X).
+
+    Returns
+    -------
+    KV : ndarray of shape (q, m) or (q,)
+        K(Xq, X) @ V.
     """
     Xq = X if Xq is None else Xq
     V = np.asarray(V, dtype=np.float64)
@@ -97,11 +130,26 @@ def kernel_matvec(kernel, X, V, Xq=None):
 
 
 def exact_dual_coef(kernel, X, Y, alpha):
-    """A (n x m, or n for a vector Y) with (K + n alpha I) A = Y, K = kernel.gram(X).
+    """The exact kernel ridge solution A of (K + n alpha I) A = Y, K = kernel.gram(X).
 
-    The exact kernel ridge solution: predictions are kernel.gram(X_new, X) @ A
-    (`kernel_matvec(kernel, X, A, X_new)`).  Raises ValueError if K + n alpha I is not
-    numerically positive definite.
+    Predictions are kernel.gram(X_new, X) @ A (`kernel_matvec(kernel, X, A, X_new)`).
+    Raises ValueError if K + n alpha I is not numerically positive definite.
+
+    Parameters
+    ----------
+    kernel : skylite.kernels.Kernel
+        The kernel k.
+    X : array-like or CSR matrix of shape (n, d)
+        Training rows.
+    Y : array-like of shape (n, m) or (n,)
+        Targets.
+    alpha : float > 0
+        The regularization weight (lam = n alpha).
+
+    Returns
+    -------
+    A : ndarray of Y's shape
+        The dual coefficients.
     """
     Y = _targets(Y, X.shape[0])
     lam = _lam(alpha, X.shape[0])
@@ -114,10 +162,16 @@ def exact_dual_coef(kernel, X, Y, alpha):
 class PCGResult:
     """What `pcg_dual_coef` returns.
 
-    dual_coef : n x m (or n), the solution A of (K + lam I) A = Y
-    n_iter : int, CG iterations taken
-    residuals : list of float, max over targets of ||r_k|| / ||y|| after each iteration
-    converged : bool, the last residual is at most tol
+    Parameters
+    ----------
+    dual_coef : ndarray of shape (n, m) or (n,)
+        The solution A of (K + lam I) A = Y.
+    n_iter : int
+        CG iterations taken.
+    residuals : list of float
+        Max over targets of ||r_k|| / ||y|| after each iteration.
+    converged : bool
+        Whether the last residual is at most tol.
     """
 
     def __init__(self, dual_coef, n_iter, residuals, converged):
@@ -129,13 +183,35 @@ class PCGResult:
 
 def pcg_dual_coef(kernel, X, Y, alpha, feature_map, *, tol=1e-6, max_iter=500,
                   preconditioner=True):
-    """Solve (K + n alpha I) A = Y by conjugate gradients preconditioned with the random
-    features of `feature_map` (module docstring), K applied in row blocks.
+    """Solve (K + n alpha I) A = Y by CG preconditioned with random features.
 
-    feature_map: a skylite.sketch feature map (fitted or not; fitted on X here if not);
-    tol: stop when ||Y - (K + lam I) A|| <= tol ||Y|| for every target column;
-    preconditioner=False runs plain CG (for comparison).  Each target column runs its own
-    CG recurrence (the columns share the products with K).  Returns a PCGResult.
+    The preconditioner is Z Z^T + lam I with Z the features of `feature_map` (module
+    docstring); K is applied in row blocks.  Each target column runs its own CG recurrence
+    (the columns share the products with K).
+
+    Parameters
+    ----------
+    kernel : skylite.kernels.Kernel
+        The kernel k.
+    X : array-like or CSR matrix of shape (n, d)
+        Training rows.
+    Y : array-like of shape (n, m) or (n,)
+        Targets.
+    alpha : float > 0
+        The regularization weight (lam = n alpha).
+    feature_map : skylite.sketch.FeatureMap
+        The preconditioner's map (fitted or not; fitted on X here if not).
+    tol : float > 0, default=1e-6
+        Stop when ||Y - (K + lam I) A|| <= tol ||Y|| for every target column.
+    max_iter : int, default=500
+        The most CG iterations.
+    preconditioner : bool, default=True
+        False runs plain CG (for comparison).
+
+    Returns
+    -------
+    result : PCGResult
+        The solution, iterations and residuals.
     """
     Y = _targets(Y, X.shape[0])
     vector = Y.ndim == 1
@@ -196,8 +272,26 @@ def _gram_lower(Z, G=None):
 
 
 def feature_ridge_coef(feature_map, X, Y, alpha):
-    """W (s x m, or s) with (Z^T Z + n alpha I) W = Z^T Y, Z = feature_map(X) accumulated over
-    row chunks and never stored (module docstring).  feature_map must be fitted."""
+    """The random-feature ridge solution W of (Z^T Z + n alpha I) W = Z^T Y, Z = feature_map(X).
+
+    Z^T Z and Z^T Y are accumulated over row chunks; Z is never stored (module docstring).
+
+    Parameters
+    ----------
+    feature_map : skylite.sketch.FeatureMap
+        A fitted map z.
+    X : array-like or CSR matrix of shape (n, d)
+        Training rows.
+    Y : array-like of shape (n, m) or (n,)
+        Targets.
+    alpha : float > 0
+        The regularization weight (lam = n alpha).
+
+    Returns
+    -------
+    W : ndarray of shape (s, m) or (s,)
+        The weights; predictions are feature_map.transform(X_new) @ W.
+    """
     Y = _targets(Y, X.shape[0])
     lam = _lam(alpha, X.shape[0])
     s = int(feature_map.n_features)

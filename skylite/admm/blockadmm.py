@@ -55,43 +55,66 @@ class BlockADMM:
     Parameters
     ----------
     feature_map : fitted skylite.sketch.FeatureMap
-    loss, regularizer : skylite.prox loss / regularizer objects
-    alpha : float >= 0, the regularization weight (the paper's lambda)
-    rho : float > 0, initial ADMM step parameter, relative to the loss scale (docs/engine.md)
-    max_iter : int, tol : float  (stopping on the residuals, `iteration.residuals`)
-    relaxation : float in (0, 2), over-relaxation of the projection and prox outputs
-        (Boyd et al. 2011, 3.4.3; 1 is plain ADMM)
-    acceleration : "anderson" or None, safeguarded type-II Anderson acceleration of the
-        iteration (`skylite.admm.acceleration`)
-    anderson_memory : int >= 1, the number of past iterations Anderson combines
-    n_row_blocks : int, row blocks of this process (simulated; under `comm` each rank
-        holds its own, normally 1)
-    n_threads : int or None (all cores).  The result does not depend on it (bitwise).
-    memory_budget : bytes for caching Z blocks / map parameters beyond the working memory;
-        0 caches nothing, None takes half of the machine's available memory.  The working
-        memory (`memory_footprint_`, skylite.admm.memory) is checked against the available
-        memory before anything is allocated: a run that does not fit raises
+        The map z whose column blocks Z_j = z(X)_j the engine regenerates (or caches).
+    loss : skylite.prox.Loss
+        The loss V.
+    regularizer : skylite.prox.Regularizer
+        The regularizer r.
+    alpha : float >= 0
+        The regularization weight (the paper's lambda).
+    rho : float > 0, default=1.0
+        Initial ADMM step parameter, relative to the loss scale (docs/engine.md).
+    max_iter : int, default=500
+        The most iterations.
+    tol : float > 0, default=1e-3
+        Relative tolerance of the primal and dual residuals (`iteration.residuals`).
+    relaxation : float in (0, 2), default=1.8
+        Over-relaxation of the projection and prox outputs (Boyd et al. 2011, 3.4.3; 1 is
+        plain ADMM).
+    acceleration : "anderson" or None, default=None
+        Safeguarded type-II Anderson acceleration of the iteration
+        (`skylite.admm.acceleration`).
+    anderson_memory : int >= 1, default=5
+        The number of past iterations Anderson combines.
+    n_row_blocks : int, default=1
+        Row blocks of this process (simulated; under `comm` each rank holds its own,
+        normally 1).
+    n_threads : int or None, default=None
+        Threads (None: all cores).  The result does not depend on it (bitwise).
+    memory_budget : int or None, default=None
+        Bytes for caching Z blocks / map parameters beyond the working memory; 0 caches
+        nothing, None takes half of the machine's available memory.  The working memory
+        (`memory_footprint_`, skylite.admm.memory) is checked against the available memory
+        before anything is allocated: a run that does not fit raises
         skylite.admm.memory.MemoryRefused (a MemoryError) saying what to change, and the
-        caches get at most what is left
-    precision : "float64" or "float32": the precision of the feature blocks (transform,
-        cache and the products with them); the state is float64
-    adapt_rho : bool, residual balancing every 10 iterations
-    verbose : bool, one line per iteration
-    callback : callable(iteration, record, W) -> bool or None; True stops the run.  Under
-        a communicator it is called on every rank (with identical arguments); an exception
-        or a stop request on any rank stops every rank.
-    validation : callable(W) -> float or None, scored every iteration into history_; or an
-        object with `partial(W)` -> float64 vector of `n_partial` partial sums over this
-        rank's validation rows and `finish(summed vector)` -> float, which the engine
-        reduces in its per-iteration Allreduce (global validation scores under MPI)
-    comm : mpi4py communicator or None.  Each rank passes its own rows to `fit`; the
-        ranks' row blocks together form the R = sum of their n_row_blocks blocks, in rank
-        order (see skylite._distributed and docs/mpi.md).
-    checkpoint : path or None.  Every `checkpoint_every` iterations the full state (and
-        Anderson's memory) is written there (one file per rank, skylite.admm.checkpoint).
-        If the file(s) exist when `fit` starts, the run resumes from them and reaches the
-        uninterrupted run's model bitwise; they are removed when `fit` returns normally.
-    checkpoint_every : int, iterations between checkpoints
+        caches get at most what is left.
+    precision : {"float64", "float32"}, default="float64"
+        The precision of the feature blocks (transform, cache and the products with them);
+        the state is float64.
+    adapt_rho : bool, default=True
+        Residual balancing every 10 iterations.
+    verbose : bool, default=False
+        One line per iteration.
+    callback : callable or None, default=None
+        callback(iteration, record, W) -> bool or None; True stops the run.  Under a
+        communicator it is called on every rank (with identical arguments); an exception or
+        a stop request on any rank stops every rank.
+    validation : callable, object or None, default=None
+        callable(W) -> float, scored every iteration into ``history_``; or an object with
+        `partial(W)` -> float64 vector of `n_partial` partial sums over this rank's
+        validation rows and `finish(summed vector)` -> float, which the engine reduces in
+        its per-iteration Allreduce (global validation scores under MPI).
+    comm : mpi4py communicator or None, default=None
+        Each rank passes its own rows to `fit`; the ranks' row blocks together form the
+        R = sum of their n_row_blocks blocks, in rank order (see skylite._distributed and
+        docs/mpi.md).
+    checkpoint : path or None, default=None
+        Every `checkpoint_every` iterations the full state (and Anderson's memory) is
+        written there (one file per rank, skylite.admm.checkpoint).  If the file(s) exist
+        when `fit` starts, the run resumes from them and reaches the uninterrupted run's
+        model bitwise; they are removed when `fit` returns normally.
+    checkpoint_every : int, default=10
+        Iterations between checkpoints.
     """
 
     def __init__(self, feature_map, loss, regularizer, alpha, *, rho=1.0, max_iter=500,
@@ -212,15 +235,27 @@ class BlockADMM:
     # ---- the run ----
 
     def fit(self, X, Y, W0=None):
-        """Run ADMM on validated rows X (n_i x d) and coded targets Y (n_i x m).
+        """Run ADMM on validated rows X and coded targets Y.
 
         Under a communicator every rank calls fit with its own rows (the global problem has
-        n = sum of the ranks' rows); every rank ends with the same coef_ and history_.
-        W0: optional warm start (s x m, the same on every rank): every iterate starts where a
-        fixed point at W0 would put it (see `_warm_start`), so starting at the optimum stops
-        at once.  With `checkpoint` set and its file(s) present, the run resumes from them
-        instead (W0 is then ignored).
-        Returns self; the solution is `self.coef_` (s x m), the run is in `self.history_`.
+        n = sum of the ranks' rows); every rank ends with the same ``coef_`` and
+        ``history_``.  With `checkpoint` set and its file(s) present, the run resumes from
+        them (W0 is then ignored).
+
+        Parameters
+        ----------
+        X : ndarray or CSR matrix of shape (n_i, d)
+            This process's rows, validated.
+        Y : ndarray of shape (n_i, m)
+            Their targets, coded for the loss (skylite.prox.coding).
+        W0 : ndarray of shape (s, m) or None, default=None
+            A warm start, the same on every rank: every iterate starts where a fixed point
+            at W0 would put it (see `_warm_start`), so starting at the optimum stops at once.
+
+        Returns
+        -------
+        self : BlockADMM
+            The solution is ``self.coef_`` (s x m), the run is in ``self.history_``.
         """
         dist = self._dist = Distributed(self.comm)
         op = self.feature_map.transform_op_

@@ -44,7 +44,20 @@ SCORING_ROWS = 8192
 
 
 def paper_estimate_bytes(n, d, m, s, R, C, t):
-    """The paper's memory estimate per process, in bytes of float64 (see module docstring)."""
+    """The paper's memory estimate per process, in bytes of float64 (see module docstring).
+
+    Parameters
+    ----------
+    n, d, m, s : int
+        Rows, input features, outputs and random features.
+    R, C, t : int
+        Row blocks (processes), column blocks and threads.
+
+    Returns
+    -------
+    bytes : int
+        The estimate.
+    """
     floats = (4 * n * m / R + 5 * s * m + n * d / R + n * m / R + t * n * s / (R * C)
               + t * s * m / C + n * m * t / R + n * m / R + s * s / C)
     return int(floats * FLOAT64)

@@ -8,7 +8,17 @@ def load_pendigits():
     """UCI Pen-Based Recognition of Handwritten Digits (LIBSVM's copy).
 
     16 integer features in 0..100, 10 classes; the standard split.
-    Returns X_train (7494 x 16, float32), y_train, X_test (3498 x 16), y_test (int64).
+
+    Returns
+    -------
+    X_train : ndarray of shape (7494, 16), float32
+        Training rows.
+    y_train : ndarray of shape (7494,), int64
+        Their labels 0..9.
+    X_test : ndarray of shape (3498, 16), float32
+        Test rows.
+    y_test : ndarray of shape (3498,), int64
+        Their labels.
     """
     with resources.files(__package__).joinpath("pendigits.npz").open("rb") as f:
         z = np.load(f)

@@ -30,13 +30,27 @@ ELASTIC_SIGMA = 4.0
 def deformed_digits(images, labels, seed, start, stop, *, shape=(28, 28)):
     """Rows start..stop-1 of the deformed stream of `images` (module docstring).
 
-    images : (N, h*w) array of base images with values in [0, 1] (row-major h x w)
-    labels : (N,) labels of the base images
-    seed : int >= 0; start, stop : row numbers, 0 <= start <= stop
-    shape : (h, w) of one image
+    Row k of the result depends only on (images, labels, seed, k).
 
-    Returns X (stop - start, h*w) float32 in [0, 1] and y (stop - start,) labels.  Row k of
-    the result depends only on (images, labels, seed, k).
+    Parameters
+    ----------
+    images : array-like of shape (N, h*w)
+        Base images with values in [0, 1] (row-major h x w).
+    labels : array-like of shape (N,)
+        Labels of the base images.
+    seed : int >= 0
+        The seed of the stream.
+    start, stop : int
+        Row numbers, 0 <= start <= stop.
+    shape : tuple of (int, int), default=(28, 28)
+        (h, w) of one image.
+
+    Returns
+    -------
+    X : ndarray of shape (stop - start, h*w), float32
+        The deformed images, values in [0, 1].
+    y : ndarray of shape (stop - start,)
+        Their labels.
     """
     images = np.asarray(images)
     labels = np.asarray(labels)

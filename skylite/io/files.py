@@ -24,15 +24,31 @@ from .svmlight import assemble, read_svmlight_part, resolve_features, svmlight_b
 def read_rows(path, *, part="train", n_features=None, zero_based=False, comm=None):
     """(X, y) from a LIBSVM/svmlight file (plain or gzip) or an `.npz` file.
 
-    part: "train" or "test": which arrays of an npz file without `X`/`y` to read
-    (`X_train`/`y_train` or `X_test`/`y_test`).  n_features: the number of columns (default:
-    a LIBSVM file's largest index; an npz file's own); a file with more is an error.
-    zero_based: LIBSVM indices start at 0 (default: 1).  comm: an mpi4py communicator (or
-    None): each rank calls read_rows and gets its share of the rows, every rank alike raises
-    any rank's error (skylite._distributed.Distributed is accepted too).
-    y is None for an npz file without labels; integral LIBSVM labels come back as int64 (so
-    predictions print as `3`, not `3.0`, as LIBSVM's do), on every rank alike.  Raises
-    FileNotFoundError ("no such file: ...") or ValueError naming the file.
+    Raises FileNotFoundError ("no such file: ...") or ValueError naming the file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    part : {"train", "test"}, default="train"
+        Which arrays of an npz file without `X`/`y` to read (`X_train`/`y_train` or
+        `X_test`/`y_test`).
+    n_features : int or None, default=None
+        The number of columns (None: a LIBSVM file's largest index; an npz file's own); a
+        file with more is an error.
+    zero_based : bool, default=False
+        LIBSVM indices start at 0 (False: at 1).
+    comm : mpi4py communicator or None, default=None
+        Each rank calls read_rows and gets its share of the rows; every rank alike raises
+        any rank's error (skylite._distributed.Distributed is accepted too).
+
+    Returns
+    -------
+    X : ndarray or CSR matrix of shape (n, n_features)
+        The rows (this rank's share under `comm`).
+    y : ndarray of shape (n,) or None
+        None for an npz file without labels; integral LIBSVM labels come back as int64 (so
+        predictions print as `3`, not `3.0`, as LIBSVM's do), on every rank alike.
     """
     dist = comm if isinstance(comm, Distributed) else Distributed(comm)
     rank, size = dist.rank, dist.size

@@ -36,7 +36,7 @@ _MAX_FEATURES = 2**31 - 1   # columns are int32
 class SvmlightPart(NamedTuple):
     """The rows of one byte range of an svmlight file, as parsed (before `assemble`).
 
-    Attributes
+    Parameters
     ----------
     labels : float64 ndarray, shape (n_rows,)
         One label per non-blank line.
@@ -129,11 +129,29 @@ def iter_svmlight_rows(stream, *, n_features, zero_based, dtype=np.float64, name
     """Yield (X, y) for each sample line of a binary stream, as soon as the line arrives.
 
     For pipes (`skylite predict MODEL -`, libSkylark's streaming predict): one line is read,
-    parsed and yielded before the next is waited for.  X is a 1 x n_features CSR matrix, y a
-    length-1 float64 vector; blank and comment lines are skipped.  n_features and zero_based
-    must be given (a stream cannot be scanned ahead; they come from the model and the
-    command line).  Raises ValueError "{name}: line N: ..." for a malformed line, as
-    `read_svmlight_part` does.
+    parsed and yielded before the next is waited for; blank and comment lines are skipped.
+    Raises ValueError "{name}: line N: ..." for a malformed line, as `read_svmlight_part`
+    does.
+
+    Parameters
+    ----------
+    stream : binary file object
+        The lines to read.
+    n_features : int
+        The number of columns (a stream cannot be scanned ahead: it comes from the model).
+    zero_based : bool
+        Whether indices start at 0.
+    dtype : float64 or float32, default=np.float64
+        The dtype of X's data.
+    name : str, default="<stdin>"
+        The stream's name in error messages.
+
+    Yields
+    ------
+    X : scipy.sparse.csr_matrix of shape (1, n_features)
+        One row.
+    y : ndarray of shape (1,), float64
+        Its label.
     """
     if isinstance(zero_based, str):
         raise ValueError("zero_based must be True or False for a stream (it cannot be "
@@ -209,7 +227,10 @@ def resolve_features(min_index, max_index, *, zero_based="auto", n_features=None
 
     Returns
     -------
-    (zero_based : bool, n_features : int)
+    zero_based : bool
+        Whether the indices start at 0.
+    n_features : int
+        The number of columns.
     """
     if isinstance(zero_based, str):
         if zero_based != "auto":
@@ -256,11 +277,6 @@ def assemble(part, n_features=None, zero_based="auto", dtype=np.float64):
     dtype : float64 or float32
         The dtype of X's data (values are parsed as float64, then rounded once).
 
-    For a file read in parts by several processes, "auto" and None would be decided from each
-    part alone and could differ between ranks: agree first (allreduce the parts' `min_index`
-    and `max_index`, then `resolve_features`) and pass the same explicit `zero_based` and
-    `n_features` on every rank.
-
     Returns
     -------
     X : scipy.sparse.csr_matrix, shape (n_rows, n_features)
@@ -268,6 +284,13 @@ def assemble(part, n_features=None, zero_based="auto", dtype=np.float64):
         data may share memory with ``part.values`` (float64).
     y : float64 ndarray, shape (n_rows,)
         ``part.labels``.
+
+    Notes
+    -----
+    For a file read in parts by several processes, "auto" and None would be decided from each
+    part alone and could differ between ranks: agree first (allreduce the parts' `min_index`
+    and `max_index`, then `resolve_features`) and pass the same explicit `zero_based` and
+    `n_features` on every rank.
     """
     dtype = np.dtype(dtype)
     if dtype not in (np.float64, np.float32):
@@ -298,11 +321,25 @@ def load_svmlight(path, *, n_features=None, zero_based="auto", dtype=np.float64,
     those for the parameters and errors.  The result equals scikit-learn's
     ``load_svmlight_file`` bitwise on files both accept.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A plain or gzip-compressed file.
+    n_features : int or None, default=None
+        Number of columns (`assemble`).
+    zero_based : bool or "auto", default="auto"
+        Whether the file's indices start at 0 (`assemble`).
+    dtype : float64 or float32, default=np.float64
+        The dtype of X's data.
+    byte_range : (int, int) or None, default=None
+        The lines to read (`read_svmlight_part`); None reads the whole file.
+
     Returns
     -------
     X : scipy.sparse.csr_matrix, shape (n_rows, n_features)
         Canonical, int32 indices, int64 indptr, `dtype` data.
     y : float64 ndarray, shape (n_rows,)
+        The labels.
     """
     part = read_svmlight_part(path, byte_range)
     try:
@@ -324,9 +361,11 @@ def dump_svmlight(X, y, path, *, zero_based=False):
         Written gzip-compressed if it ends with ``.gz``, as plain text otherwise; a file
         object (anything with ``write``) receives the rows at its current position and is
         left open, so that files can be written in parts.
-    zero_based : bool
+    zero_based : bool, default=False
         Write column j as index j (True) or j + 1 (False, the LIBSVM convention).
 
+    Notes
+    -----
     Every number is written as the shortest decimal string that reads back to the same
     float64 (Python's ``repr``; at most 17 significant digits, as ``%.17g``), so
     ``load_svmlight(path, n_features=X.shape[1], zero_based=zero_based)`` returns X and y

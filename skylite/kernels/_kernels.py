@@ -43,8 +43,19 @@ class Kernel:
     def gram(self, X, Y=None):
         """The exact Gram matrix K (n_X x n_Y, float64) of the rows of X and Y (Y = X if None).
 
-        X, Y: dense arrays or scipy sparse matrices of the same number of columns.
         Memory: the result plus a workspace of at most 32 MB (two rows, if longer).
+
+        Parameters
+        ----------
+        X : array-like or scipy sparse matrix of shape (n_X, d)
+            The rows x_a.
+        Y : array-like, scipy sparse matrix of shape (n_Y, d), or None, default=None
+            The rows y_b; None uses X.
+
+        Returns
+        -------
+        K : ndarray of shape (n_X, n_Y)
+            K[a, b] = k(x_a, y_b).
         """
         X = check_rows(X, name="X", nonnegative=self._nonnegative_input, who=repr(self))
         Y = X if Y is None else check_rows(Y, name="Y", n_features=X.shape[1],
@@ -81,10 +92,23 @@ class Kernel:
     def feature_map(self, n_features, *, n_blocks=1, random_state=0, method=None):
         """A random feature map z with E[z(x) . z(x')] = k(x, x') (unfitted).
 
-        method: one of the kernel's `methods` (default: the first): "rff" (Monte Carlo random
-        Fourier features), "qmc" / "qmc_halton" / "qmc_sobol" (quasi-Monte Carlo), "fastfood",
-        or for `Linear` the sketches "jlt", "srht", "countsketch".
-        Returns an unfitted FeatureMap: fit(X) then transform(X) gives Z (n x n_features).
+        Parameters
+        ----------
+        n_features : int
+            s, the number of features (ignored by the identity map of `Linear`).
+        n_blocks : int, default=1
+            C, the number of column blocks.
+        random_state : int, numpy Generator or None, default=0
+            The seed of the map.
+        method : str or None, default=None
+            One of the kernel's `methods` (None: the first): "rff" (Monte Carlo random
+            Fourier features), "qmc" / "qmc_halton" / "qmc_sobol" (quasi-Monte Carlo),
+            "fastfood", or for `Linear` the sketches "jlt", "srht", "countsketch".
+
+        Returns
+        -------
+        feature_map : skylite.sketch.FeatureMap
+            Unfitted: fit(X) then transform(X) gives Z (n x n_features).
         """
         names = list(self._methods)
         method = names[0] if method is None else method
@@ -114,8 +138,16 @@ def _dense(rows):
 
 
 class Gaussian(Kernel):
-    """k(x, x') = exp(-||x - x'||^2 / (2 sigma^2)).  Maps: 'rff' (GaussianRFF), 'fastfood',
-    'qmc' / 'qmc_halton' / 'qmc_sobol' (GaussianRFF with a low-discrepancy sequence)."""
+    """The Gaussian kernel k(x, x') = exp(-||x - x'||^2 / (2 sigma^2)).
+
+    Maps: 'rff' (GaussianRFF), 'fastfood', 'qmc' / 'qmc_halton' / 'qmc_sobol' (GaussianRFF
+    with a low-discrepancy sequence).
+
+    Parameters
+    ----------
+    sigma : float > 0, default=1.0
+        The bandwidth (scikit-learn's gamma = 1 / (2 sigma^2)).
+    """
 
     def __init__(self, sigma=1.0):
         self.sigma = check_positive(sigma, "sigma")
@@ -137,8 +169,15 @@ class Gaussian(Kernel):
 
 
 class Laplacian(Kernel):
-    """k(x, x') = exp(-||x - x'||_1 / sigma).  Maps: 'rff' (LaplacianRFF), 'qmc' /
-    'qmc_halton' / 'qmc_sobol'."""
+    """The Laplacian kernel k(x, x') = exp(-||x - x'||_1 / sigma).
+
+    Maps: 'rff' (LaplacianRFF), 'qmc' / 'qmc_halton' / 'qmc_sobol'.
+
+    Parameters
+    ----------
+    sigma : float > 0, default=1.0
+        The bandwidth (scikit-learn's laplacian_kernel gamma = 1 / sigma).
+    """
 
     def __init__(self, sigma=1.0):
         self.sigma = check_positive(sigma, "sigma")
@@ -162,6 +201,13 @@ class Matern(Kernel):
 
     with closed forms for nu = 0.5, 1.5, 2.5.  Maps: 'rff' (MaternRFF), 'fastfood'
     (MaternFastfood), 'qmc' / 'qmc_halton' / 'qmc_sobol'.
+
+    Parameters
+    ----------
+    nu : float > 0, default=1.5
+        The smoothness.
+    length_scale : float > 0, default=1.0
+        The length scale l.
     """
 
     def __init__(self, nu=1.5, length_scale=1.0):
@@ -202,7 +248,19 @@ class Matern(Kernel):
 
 
 class Polynomial(Kernel):
-    """k(x, x') = (gamma x . x' + coef0)^degree.  Map: 'tensorsketch' (TensorSketch)."""
+    """The polynomial kernel k(x, x') = (gamma x . x' + coef0)^degree.
+
+    Map: 'tensorsketch' (TensorSketch).
+
+    Parameters
+    ----------
+    degree : int >= 1, default=2
+        The degree.
+    gamma : float > 0, default=1.0
+        The scale of x . x'.
+    coef0 : float >= 0, default=1.0
+        The offset.
+    """
 
     def __init__(self, degree=2, gamma=1.0, coef0=1.0):
         self.degree = check_positive(degree, "degree", integer=True)
@@ -220,8 +278,15 @@ class Polynomial(Kernel):
 
 
 class ExpSemigroup(Kernel):
-    """k(x, x') = exp(-beta sum_k sqrt(x_k + x'_k)) on nonnegative data.
-    Map: 'random_laplace' (RandomLaplace)."""
+    """The exponential semigroup kernel k(x, x') = exp(-beta sum_k sqrt(x_k + x'_k)).
+
+    For nonnegative data (histograms, counts).  Map: 'random_laplace' (RandomLaplace).
+
+    Parameters
+    ----------
+    beta : float > 0, default=1.0
+        The scale of the sum.
+    """
 
     _nonnegative_input = True
 
@@ -246,9 +311,12 @@ class ExpSemigroup(Kernel):
 
 
 class Linear(Kernel):
-    """k(x, x') = x . x'.  Maps: 'identity' (exact; n_features is ignored, s = d), and the
-    linear sketches z(x) = S x of n_features columns, E[z(x).z(x')] = x.x': 'jlt' (dense
-    Gaussian), 'srht' (subsampled randomized Hadamard), 'countsketch' (O(nnz) for CSR rows)."""
+    """The linear kernel k(x, x') = x . x'.
+
+    Maps: 'identity' (exact; n_features is ignored, s = d), and the linear sketches
+    z(x) = S x of n_features columns, E[z(x).z(x')] = x.x': 'jlt' (dense Gaussian), 'srht'
+    (subsampled randomized Hadamard), 'countsketch' (O(nnz) for CSR rows).
+    """
 
     def _block(self, Xb, Yb):
         return Xb @ Yb.T

@@ -15,7 +15,7 @@ LogisticLoss       logsumexp(o) - o . y                 one-hot rows
 ("logistic")
 =================  ===================================  ===========================
 
-Regularizers r(W) on s x m weights: L2 ("l2", 1/2 ||W||_F^2), L1 ("l1", sum |W_ab|),
+Regularizers r(W) on s x m weights: L2 ("l2", 1/2 ||W||_F^2), L1 ("l1", sum abs(W_ab)),
 NoRegularizer ("none", 0).
 
 Every object has `value(...)` and `prox(..., t, out=None)` (losses also `subgradient(O, Y)`,

@@ -120,9 +120,21 @@ cdef class Loss:
         """Report rows on which an iterative prox hit its cap (overridden)."""
 
     def value(self, O, Y, *, n_threads=None):
-        """sum_i V(y_i, o_i) over the rows of O and Y (both n x m); a float.
+        """sum_i V(y_i, o_i) over the rows of O and Y.
 
-        n_threads: OpenMP threads (default: every available core).
+        Parameters
+        ----------
+        O : array-like of shape (n, m)
+            The outputs o_i, one row each.
+        Y : array-like of shape (n, m)
+            The targets y_i, coded as the loss requires.
+        n_threads : int or None, default=None
+            OpenMP threads (None: every available core).
+
+        Returns
+        -------
+        value : float
+            The loss summed over the rows.
         """
         cdef int nt = resolve_threads(n_threads)
         O = check_matrix(O, "O", n_threads=nt)
@@ -143,14 +155,28 @@ cdef class Loss:
         return total
 
     def prox(self, V, Y, t, out=None, *, n_threads=None):
-        """prox_{t V(y_i, .)}(v_i) for every row i: X (n x m, float64).
+        """prox_{t V(y_i, .)}(v_i) for every row i.
 
         x_i = argmin_x t V(y_i, x) + 1/2 ||x - v_i||^2.
-        V, Y: n x m (float32/float64; Y coded as the loss requires); t > 0 finite.
-        out: optional C-contiguous float64 n x m array to write into (returned); it may
-        be V itself.  For the iterative (logistic) prox its contents are a warm start.
-        n_threads: OpenMP threads (default: every available core); the result does not
-        depend on it.
+
+        Parameters
+        ----------
+        V : array-like of shape (n, m)
+            The points v_i (float32 or float64).
+        Y : array-like of shape (n, m)
+            The targets y_i, coded as the loss requires.
+        t : float > 0
+            The step, finite.
+        out : ndarray of shape (n, m) or None, default=None
+            A C-contiguous float64 array to write into (returned); it may be V itself.  For
+            the iterative (logistic) prox its contents are a warm start.
+        n_threads : int or None, default=None
+            OpenMP threads (None: every available core); the result does not depend on it.
+
+        Returns
+        -------
+        X : ndarray of shape (n, m), float64
+            The rows x_i (`out` when given).
         """
         cdef int nt = resolve_threads(n_threads)
         V = check_matrix(V, "V", n_threads=nt)
@@ -185,9 +211,18 @@ cdef class Loss:
     def subgradient(self, O, Y):
         """A (sub)gradient G of sum_i V(y_i, o_i) with respect to O, at O.
 
-        O, Y: n x m (Y coded as the loss requires, as for `value`).  Returns G, n x m
-        float64; where V is not differentiable, G is one element of its subdifferential
-        (the one named in the subclass's docstring).
+        Parameters
+        ----------
+        O : array-like of shape (n, m)
+            The outputs.
+        Y : array-like of shape (n, m)
+            The targets, coded as the loss requires (as for `value`).
+
+        Returns
+        -------
+        G : ndarray of shape (n, m), float64
+            The gradient; where V is not differentiable, one element of its subdifferential
+            (the one named in the subclass's docstring).
         """
         O = check_matrix(O, "O")
         Y = check_matrix(Y, "Y")
@@ -202,8 +237,16 @@ cdef class Loss:
     def with_classification(self, classification):
         """This loss for class labels (classification=True) or real targets (False).
 
-        Returns self when it already is of that kind; a loss only for class labels (hinge,
-        logistic) raises ValueError for False.
+        Parameters
+        ----------
+        classification : bool
+            Whether the targets are class labels.
+
+        Returns
+        -------
+        loss : Loss
+            Self when it already is of that kind; a loss only for class labels (hinge,
+            logistic) raises ValueError for False.
         """
         if bool(classification) == self.classification:
             return self
@@ -252,7 +295,18 @@ cdef class RealTargetLoss(Loss):
         return {"classification": bool(self.classification)}
 
     def with_classification(self, classification):
-        """This loss with the given `classification` flag (a new object if it changes)."""
+        """This loss with the given `classification` flag (a new object if it changes).
+
+        Parameters
+        ----------
+        classification : bool
+            Whether the targets are class labels (coded one-vs-rest +/-1).
+
+        Returns
+        -------
+        loss : Loss
+            Self, or a new loss of the same class and parameters.
+        """
         if bool(classification) == self.classification:
             return self
         return type(self)(**dict(self.get_params(), classification=bool(classification)))
@@ -474,7 +528,7 @@ cdef class LogisticLoss(Loss):
     Start: whichever of v, the contents of `out` when given (a warm start), and (for t > 1)
     the exact prox of the surrogate t (max(x) - x . y) (water-filling, O(m log m); lse - max
     lies in [0, log m]) has the lowest objective.  A garbage `out` (NaN, huge, np.empty) is thus
-    harmless, and rows with widely spread v (|v| ~ 1e4) start near their solution.
+    harmless, and rows with widely spread v (abs(v) ~ 1e4) start near their solution.
 
     Steps: backtracking (Armijo) on phi / max(1, t), with an allowance for the rounding
     error of phi (computed to a few m eps relative: lse - x_c = (max - x_c) +

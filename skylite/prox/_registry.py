@@ -14,18 +14,40 @@ REGULARIZERS = {"l2": L2, "l1": L1, "none": NoRegularizer}
 
 
 def get_loss(loss, **params):
-    """A `Loss` object from a name ("squared", "lad", "hinge", "logistic"; case-insensitive)
-    or from a `Loss` object (returned as is) or class (instantiated).
+    """A `Loss` object from a name, a `Loss` object or a `Loss` class.
 
-    params are passed to the constructor of a named loss, e.g.
-    get_loss("squared", classification=True) or get_loss("logistic", max_iter=200).
+    Parameters
+    ----------
+    loss : str, Loss or Loss subclass
+        A name ("squared", "lad", "hinge", "logistic"; case-insensitive), an object
+        (returned as is) or a class (instantiated).
+    **params
+        Passed to the constructor of a loss given by name or class, e.g.
+        ``get_loss("squared", classification=True)`` or
+        ``get_loss("logistic", max_iter=200)``.
+
+    Returns
+    -------
+    loss : Loss
+        The loss object.
     """
     return _get(loss, params, LOSSES, Loss, "loss")
 
 
 def get_regularizer(regularizer):
-    """A `Regularizer` object from a name ("l2", "l1", "none"; case-insensitive; None means
-    "none") or from a `Regularizer` object (returned as is) or class (instantiated)."""
+    """A `Regularizer` object from a name, a `Regularizer` object or class.
+
+    Parameters
+    ----------
+    regularizer : str, Regularizer, Regularizer subclass or None
+        A name ("l2", "l1", "none"; case-insensitive; None means "none"), an object
+        (returned as is) or a class (instantiated).
+
+    Returns
+    -------
+    regularizer : Regularizer
+        The regularizer object.
+    """
     if regularizer is None:
         regularizer = "none"
     return _get(regularizer, {}, REGULARIZERS, Regularizer, "regularizer")

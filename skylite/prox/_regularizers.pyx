@@ -65,7 +65,20 @@ cdef class Regularizer:
             self.prox_row(V + c * CHUNK, t, X + c * CHUNK, stop - c * CHUNK)
 
     def value(self, W, *, n_threads=None):
-        """r(W) for an s x m array W (float32/float64); a float."""
+        """r(W), summed over the entries of W.
+
+        Parameters
+        ----------
+        W : array-like of shape (s, m)
+            The weights (float32 or float64).
+        n_threads : int or None, default=None
+            OpenMP threads (None: every available core).
+
+        Returns
+        -------
+        value : float
+            r(W).
+        """
         cdef int nt = resolve_threads(n_threads)
         W = check_matrix(W, "W", ndim=None, n_threads=nt)
         if W.size == 0:
@@ -81,10 +94,23 @@ cdef class Regularizer:
         return total
 
     def prox(self, V, t, out=None, *, n_threads=None):
-        """prox_{t r}(V), elementwise: an array of V's shape, float64.
+        """prox_{t r}(V), elementwise.
 
-        V: s x m (float32/float64); t > 0 finite; out: optional C-contiguous float64 array
-        of V's shape to write into (returned; it may be V itself).
+        Parameters
+        ----------
+        V : array-like of shape (s, m)
+            The point (float32 or float64).
+        t : float > 0
+            The step, finite.
+        out : ndarray of V's shape or None, default=None
+            A C-contiguous float64 array to write into (returned; it may be V itself).
+        n_threads : int or None, default=None
+            OpenMP threads (None: every available core); the result does not depend on it.
+
+        Returns
+        -------
+        X : ndarray of V's shape, float64
+            argmin_X t r(X) + 1/2 ||X - V||_F^2 (`out` when given).
         """
         cdef int nt = resolve_threads(n_threads)
         V = check_matrix(V, "V", ndim=None, n_threads=nt)
@@ -146,7 +172,8 @@ cdef class L2(Regularizer):
 
 
 cdef class L1(Regularizer):
-    """r(W) = sum_ab |W_ab|;  prox_{t r}(v) = sign(v) max(|v| - t, 0) (soft thresholding)."""
+    """r(W) = sum_ab abs(W_ab);  prox_{t r}(v) = sign(v) max(abs(v) - t, 0) (soft
+    thresholding)."""
     name = "l1"
 
     cdef double value_row(self, const double *w, Py_ssize_t m) noexcept nogil:

@@ -25,8 +25,20 @@ def _coding_of(loss):
 
 
 def n_outputs(n_classes, loss):
-    """m, the number of output columns for n_classes classes under `loss` (name, object or
-    the coding "ovr" / "onehot")."""
+    """m, the number of output columns for n_classes classes under `loss`.
+
+    Parameters
+    ----------
+    n_classes : int >= 2
+        The number of classes.
+    loss : str or Loss
+        A loss name or object, or a coding ("ovr" or "onehot").
+
+    Returns
+    -------
+    m : int
+        1 for two classes coded one-vs-rest, else n_classes.
+    """
     if n_classes < 2:
         plural = "" if n_classes == 1 else "es"
         raise ValueError(f"classification needs at least two classes, got {n_classes} "
@@ -37,12 +49,23 @@ def n_outputs(n_classes, loss):
 
 
 def code_labels(y, loss, *, classes=None):
-    """Code class labels for `loss`: returns (Y, classes).
+    """Code class labels for `loss`.
 
-    y: 1-D array of n labels of any sortable type.  loss: a loss name or object, or a coding
-    ("ovr" or "onehot").  classes: the sorted class labels (default: np.unique(y)); every
-    label must be among them.  Y is an n x m float64 array (m = n_outputs(len(classes),
-    loss)).
+    Parameters
+    ----------
+    y : array-like of shape (n,)
+        Labels of any sortable type.
+    loss : str or Loss
+        A loss name or object, or a coding ("ovr" or "onehot").
+    classes : array-like or None, default=None
+        The sorted class labels (None: np.unique(y)); every label must be among them.
+
+    Returns
+    -------
+    Y : ndarray of shape (n, m), float64
+        The coded targets, m = n_outputs(len(classes), loss).
+    classes : ndarray
+        The class labels, sorted.
     """
     y = np.asarray(y)
     if y.ndim != 1:
@@ -73,10 +96,23 @@ def code_labels(y, loss, *, classes=None):
 
 
 def decision_values(O, loss):
-    """scikit-learn's decision values from the outputs O (n x m) of a classifier: for two
-    classes one value per row, positive for classes[1] (one-vs-rest: the single column;
-    one-hot: the log-odds O[:, 1] - O[:, 0]), shape (n,); otherwise O itself.  They give
-    the class of `decode_decision(O)` (sign, or argmax).  loss: name, object or coding."""
+    """scikit-learn's decision values from the outputs O of a classifier.
+
+    They give the class of `decode_decision(O)` (sign, or argmax).
+
+    Parameters
+    ----------
+    O : array-like of shape (n, m)
+        The classifier's outputs.
+    loss : str or Loss
+        A loss name or object, or a coding ("ovr" or "onehot").
+
+    Returns
+    -------
+    values : ndarray of shape (n,) or (n, m)
+        For two classes one value per row, positive for classes[1] (one-vs-rest: the
+        single column; one-hot: the log-odds O[:, 1] - O[:, 0]); otherwise O itself.
+    """
     O = np.asarray(O)
     if O.ndim == 2 and O.shape[1] == 2 and _coding_of(loss) == "onehot":
         return O[:, 1] - O[:, 0]
@@ -84,8 +120,18 @@ def decision_values(O, loss):
 
 
 def decode_decision(O):
-    """Class indices (intp, length n) from decision values O (n x m): argmax over columns,
-    or O[:, 0] > 0 for a single column.  Index `classes` with the result to get labels."""
+    """Class indices from decision values: argmax over columns, or O[:, 0] > 0 for one column.
+
+    Parameters
+    ----------
+    O : array-like of shape (n, m)
+        Decision values, m >= 1.
+
+    Returns
+    -------
+    indices : ndarray of shape (n,), intp
+        Index `classes` with them to get labels.
+    """
     O = np.asarray(O)
     if O.ndim != 2 or O.shape[1] == 0:
         raise ValueError(f"decision values must be an n x m array with m >= 1, got shape "

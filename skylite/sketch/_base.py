@@ -69,8 +69,22 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     # ---- fitting ----
 
     def fit(self, X, y=None):
-        """Fix the input dimension d (and, for a DataFrame, the column names) from X; no
-        data-dependent parameter is learned.  Returns self."""
+        """Fix the input dimension d (and, for a DataFrame, the column names) from X.
+
+        No data-dependent parameter is learned.
+
+        Parameters
+        ----------
+        X : array-like or scipy sparse matrix of shape (n, d)
+            Training rows (only their number of columns is used).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : FeatureMap
+            The fitted map.
+        """
         X = validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES)
         if self._nonnegative_input:
             check_nonnegative(X, who=type(self).__name__)
@@ -106,12 +120,40 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     # ---- evaluation ----
 
     def transform(self, X, *, n_threads=None):
-        """Z = z(X), shape (n, n_features); float32 input gives float32 output."""
+        """Z = z(X), every block side by side; float32 input gives float32 output.
+
+        Parameters
+        ----------
+        X : array-like or scipy sparse matrix of shape (n, d)
+            The rows (CSR for sparse rows).
+        n_threads : int or None, default=None
+            Threads of the native code (None: all cores); the result does not depend on it.
+
+        Returns
+        -------
+        Z : ndarray of shape (n, n_features)
+            The features.
+        """
         self._check_fitted()
         return self._blocks(X, range(self.transform_op_.n_blocks), n_threads)
 
     def block(self, X, j, *, n_threads=None):
-        """Z_j = T[X, j], shape (n, s_j), already scaled by sqrt(s_j / s)."""
+        """Z_j = T[X, j]: the features of column block j alone, scaled by sqrt(s_j / s).
+
+        Parameters
+        ----------
+        X : array-like or scipy sparse matrix of shape (n, d)
+            The rows.
+        j : int
+            The block, 0 <= j < n_blocks.
+        n_threads : int or None, default=None
+            Threads of the native code (None: all cores).
+
+        Returns
+        -------
+        Z_j : ndarray of shape (n, s_j)
+            Columns offsets[j]:offsets[j + 1] of `transform(X)`.
+        """
         self._check_fitted()
         return self._blocks(X, [j], n_threads)
 
@@ -142,8 +184,14 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             self._fit_dimension(state["n_features_in_"], state["seed_"])
 
     def to_dict(self):
-        """{'type', 'params', 'seed', 'n_features_in'}: enough to rebuild the fitted map
-        exactly (its random parameters are regenerated from the seed)."""
+        """The fitted map as a small JSON-able dict; `from_dict` rebuilds it exactly.
+
+        Returns
+        -------
+        state : dict
+            {'type', 'params', 'seed', 'n_features_in'}: the random parameters are not
+            stored, they are regenerated from the seed.
+        """
         self._check_fitted()
         params = self._json_params()
         params.pop("random_state", None)
@@ -163,7 +211,18 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
 
     @classmethod
     def from_dict(cls, state):
-        """Rebuild a fitted map from `to_dict()`'s output."""
+        """Rebuild a fitted map from `to_dict()`'s output.
+
+        Parameters
+        ----------
+        state : dict
+            The output of `to_dict()` of a map of this class.
+
+        Returns
+        -------
+        feature_map : FeatureMap
+            The fitted map, equal to the one saved.
+        """
         return map_from_dict(state, expected=cls)
 
 
@@ -182,9 +241,8 @@ class BandwidthFeatureMap(FeatureMap):
     random_state : int, numpy generator or None
         The seed; block j's parameters depend on (seed, j) only.
 
-    Attributes (after fit)
-    ----------------------
-    n_features_in_ : int, seed_ : int, transform_op_ : BlockTransform
+    After fit: ``n_features_in_`` (d), ``seed_`` and ``transform_op_`` (the native
+    BlockTransform).
     """
 
     def __init__(self, n_features=1024, sigma=1.0, n_blocks=1, random_state=0):
@@ -236,13 +294,34 @@ def register(cls):
 
 
 def map_spec(fmap):
-    """{'type', 'params'} of an (unfitted or fitted) map: its class and constructor arguments
-    in JSON form; `map_from_spec` rebuilds the unfitted map."""
+    """The class and constructor arguments of a map, in JSON form.
+
+    Parameters
+    ----------
+    fmap : FeatureMap
+        A fitted or unfitted map.
+
+    Returns
+    -------
+    spec : dict
+        {'type', 'params'}; `map_from_spec` rebuilds the unfitted map from it.
+    """
     return {"type": type(fmap).__name__, "params": fmap._json_params()}
 
 
 def map_from_spec(spec):
-    """The unfitted map described by `map_spec(fmap)`."""
+    """The unfitted map described by `map_spec(fmap)`.
+
+    Parameters
+    ----------
+    spec : dict
+        The output of `map_spec`.
+
+    Returns
+    -------
+    feature_map : FeatureMap
+        A new unfitted map of that class and those parameters.
+    """
     try:
         cls = _REGISTRY[spec["type"]]
         params = cls._params_from_json(spec["params"])
@@ -252,7 +331,20 @@ def map_from_spec(spec):
 
 
 def map_from_dict(state, expected=None):
-    """Rebuild the fitted feature map described by `FeatureMap.to_dict()`."""
+    """Rebuild the fitted feature map described by `FeatureMap.to_dict()`.
+
+    Parameters
+    ----------
+    state : dict
+        The output of `FeatureMap.to_dict()`.
+    expected : type or None, default=None
+        A FeatureMap class the description must be of (ValueError otherwise).
+
+    Returns
+    -------
+    feature_map : FeatureMap
+        The fitted map, equal to the one described.
+    """
     try:
         cls = _REGISTRY[state["type"]]
         params, seed, d = state["params"], state["seed"], state["n_features_in"]

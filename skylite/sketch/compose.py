@@ -41,15 +41,25 @@ class ComposedMap(FeatureMap):
         The second stage, any map of real inputs (not RandomLaplace, which needs x >= 0),
         with its n_features s and n_blocks: they are the composition's.  Its random_state is
         ignored.
-    random_state : int, numpy generator or None
+    random_state : int, numpy Generator or None, default=0
         The seed of the composition: the sketch uses it, the second map `second_seed(seed)`.
 
-    Shapes: transform(X) maps n x d (dense or CSR) to n x s; block(X, j) is the second map's
-    block j of the sketched rows.  Attributes after fit: sketch_, feature_map_ (the fitted
-    stages), n_features_in_ (d), seed_, transform_op_ (a ComposedTransform).
+    Attributes
+    ----------
+    sketch_, feature_map_ : FeatureMap
+        The fitted stages.
+    n_features_in_ : int
+        d, the number of input features.
+    seed_ : int
+        The seed used.
+    transform_op_ : ComposedTransform
+        The native block operator.
 
-    Example: ``ComposedMap(CountSketch(1024), GaussianRFF(4096, sigma=1.0))`` for sparse
-    rows of 10^5 columns.
+    Notes
+    -----
+    transform(X) maps n x d (dense or CSR) to n x s; block(X, j) is the second map's block j
+    of the sketched rows.  Example: ``ComposedMap(CountSketch(1024), GaussianRFF(4096,
+    sigma=1.0))`` for sparse rows of 10^5 columns.
     """
 
     def __init__(self, sketch=None, feature_map=None, random_state=0):

@@ -25,16 +25,17 @@ so E[z_j(x) . z_j(x')] ~= k(x, x').  All random parameters of block j (B, Pi, G,
 4 s_j + 4 d' numbers, see skylite.sketch._fastfood) come from (seed, j) alone.
 """
 from ._base import BandwidthFeatureMap, MaternFeatureMap, register
+from ._docs import parameters
 from ._fastfood import FastfoodTransform
 
 
 @register
+@parameters("n_features", "sigma", "n_blocks", "random_state")
 class Fastfood(BandwidthFeatureMap):
     """Fastfood random features of the Gaussian kernel exp(-||x - x'||^2 / (2 sigma^2)).
 
     Same kernel and same distribution of feature norms as GaussianRFF, computed with fast
     Walsh-Hadamard transforms: O(s log d) per row instead of O(s d).
-    Parameters n_features, sigma, n_blocks, random_state: see BandwidthFeatureMap.
     """
 
     def _make_transform_op(self, d, offsets, seed):
@@ -42,6 +43,7 @@ class Fastfood(BandwidthFeatureMap):
 
 
 @register
+@parameters("n_features", "nu", "length_scale", "n_blocks", "random_state")
 class MaternFastfood(MaternFeatureMap):
     """Fastfood random features of the Matern kernel (libSkylark's FastMaternRFT)
 
@@ -52,19 +54,8 @@ class MaternFastfood(MaternFeatureMap):
     the radius ||w|| = chi(d') sqrt(nu / G) / l.  Fastfood's rows S H G Pi H B have nearly
     uniform directions, so the Matern map is Gaussian Fastfood with sigma = l and that radial
     distribution on S: S_kk = chi_k(d') sqrt(nu / G_k) / ||G||_F, one G_k ~ Gamma(nu, 1) per
-    row (skylite.sketch._fastfood).  O(s log d) per row.
-
-    Parameters
-    ----------
-    n_features : int
-        s, the number of random features.
-    nu : float > 0
-        Smoothness (0.5: exp(-r / l); nu -> infinity: the Gaussian kernel with sigma = l).
-    length_scale : float > 0
-        l.
-    n_blocks, random_state : as for Fastfood.
-
-    Shapes: transform(X) maps n x d to n x n_features.
+    row (skylite.sketch._fastfood).  O(s log d) per row; transform(X) maps n x d to
+    n x n_features.
     """
 
     def _make_transform_op(self, d, offsets, seed):

@@ -10,6 +10,11 @@ class Identity(FeatureMap):
 
     s = d is fixed by the data at fit time; `block_sizes` is known after fit.
     Block j is X[:, offsets[j]:offsets[j + 1]], exact and unscaled.
+
+    Parameters
+    ----------
+    n_blocks : int, default=1
+        C, the number of column slices (1 <= C <= d).
     """
 
     def __init__(self, n_blocks=1):
@@ -20,11 +25,13 @@ class Identity(FeatureMap):
 
     @property
     def block_sizes(self):
+        """The widths of the column slices (they sum to d; known after fit)."""
         self._check_fitted()
         return even_block_sizes(self.n_features_in_, self.n_blocks)
 
     @property
     def n_features(self):
+        """s = d, the number of input features (known after fit)."""
         self._check_fitted()
         return self.n_features_in_
 

@@ -24,25 +24,27 @@ exactly the CountSketch of the dense rows.
 import numpy as np
 
 from ._base import FeatureMap, register
+from ._docs import parameters
 from ._fastfood import SRHTTransform
 from ._projection import Activation, ProjectionTransform, Spectrum
 from ._tensorsketch import TensorSketchTransform
 from .tensorsketch import check_hash_block_sizes
 
 
+# the parameters of every linear sketch (docstrings)
+_SKETCH_PARAMETERS = (
+    ("n_features", "int, default=1024", "s, the sketch dimension (rows of S, columns of Z)."),
+    ("n_blocks", "int, default=1",
+     "C, the number of column blocks (1 <= C <= s), each an independent sketch."),
+    "random_state")
+
+
+@parameters(*_SKETCH_PARAMETERS)
 class LinearSketch(FeatureMap):
     """Base of the linear sketches z(x) = S x (not used directly).
 
-    Parameters
-    ----------
-    n_features : int
-        s, the sketch dimension (rows of S, columns of Z).
-    n_blocks : int
-        C, the number of column blocks (1 <= C <= s), each an independent sketch.
-    random_state : int, numpy generator or None
-        The seed; block j's parameters depend on (seed, j) only.
-
-    Shapes: transform(X) maps n x d (dense or CSR) to n x n_features, dense.
+    transform(X) maps n x d (dense or CSR) to n x n_features, dense.  The subclasses `JLT`,
+    `SRHT` and `CountSketch` take the same parameters.
     """
 
     def __init__(self, n_features=1024, n_blocks=1, random_state=0):
@@ -52,6 +54,7 @@ class LinearSketch(FeatureMap):
 
 
 @register
+@parameters(*_SKETCH_PARAMETERS)
 class JLT(LinearSketch):
     """Dense Gaussian Johnson-Lindenstrauss transform (libSkylark's JLT):
 
@@ -69,6 +72,7 @@ class JLT(LinearSketch):
 
 
 @register
+@parameters(*_SKETCH_PARAMETERS)
 class SRHT(LinearSketch):
     """Subsampled randomized Hadamard transform (libSkylark's FJLT):
 
@@ -84,6 +88,7 @@ class SRHT(LinearSketch):
 
 
 @register
+@parameters(*_SKETCH_PARAMETERS)
 class CountSketch(LinearSketch):
     """CountSketch (Charikar, Chen & Farach-Colton 2002; Clarkson & Woodruff's sparse
     embedding, libSkylark's CWT):

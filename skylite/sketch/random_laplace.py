@@ -13,20 +13,15 @@ The features are positive and bounded by sqrt(1 / s_j); input must satisfy x >= 
 """
 from .._validation import check_positive
 from ._base import FeatureMap, register
+from ._docs import parameters
 from ._projection import ProjectionTransform, Spectrum
 
 
 @register
+@parameters("n_features", ("beta", "float > 0, default=1.0", "The kernel's scale."), "n_blocks",
+            "random_state")
 class RandomLaplace(FeatureMap):
     """Random Laplace features of the exp-semigroup kernel exp(-beta sum_k sqrt(x_k + x'_k)).
-
-    Parameters
-    ----------
-    n_features : int
-        s, the number of random features.
-    beta : float > 0
-        The kernel's scale.
-    n_blocks, random_state : as for GaussianRFF.
 
     Input rows must be nonnegative (histograms, counts, pixel intensities).
     """

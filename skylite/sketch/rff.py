@@ -20,6 +20,7 @@ is its own slice of the sequence (its global columns), so blocks are independent
 they are made in, and Z does not depend on n_blocks at all.
 """
 from ._base import BandwidthFeatureMap, MaternFeatureMap, register
+from ._docs import parameters
 from ._projection import SEQUENCE_CODES, ProjectionTransform, Spectrum
 from .qmc import check_sequence
 
@@ -35,12 +36,8 @@ class _SequenceMixin:
 
 
 class _BandwidthRFF(_SequenceMixin, BandwidthFeatureMap):
-    """Parameters: n_features, sigma, n_blocks, random_state as BandwidthFeatureMap, and
-
-    sequence : "monte_carlo" (default), "sobol" or "halton"
-        Where the frequencies come from: i.i.d. draws (random phases b ~ U[0, 2 pi)), or a
-        scrambled Sobol' / leaped Halton sequence (cos / sin pairs; quasi-Monte-Carlo).
-    """
+    """Base of the random Fourier features of a kernel with one bandwidth sigma, with the
+    `sequence` parameter (`parameters` below)."""
 
     def __init__(self, n_features=1024, sigma=1.0, n_blocks=1, random_state=0,
                  sequence="monte_carlo"):
@@ -53,13 +50,13 @@ class _BandwidthRFF(_SequenceMixin, BandwidthFeatureMap):
 
 
 @register
+@parameters("n_features", "sigma", "n_blocks", "random_state", "sequence")
 class GaussianRFF(_BandwidthRFF):
     """Random Fourier features of the Gaussian kernel exp(-||x - x'||^2 / (2 sigma^2)).
 
     w ~ N(0, I / sigma^2): w_r = Phi^{-1}(u_r) / sigma for uniforms u (i.i.d., or a point of
     the QMC sequence).  (scikit-learn's RBFSampler(gamma) is sigma = 1 / sqrt(2 gamma).)
-    Parameters n_features, sigma, n_blocks, random_state, sequence: see _BandwidthRFF.
-    Shapes: transform(X) maps n x d to n x n_features.
+    transform(X) maps n x d to n x n_features.
     """
 
     def _make_transform_op(self, d, offsets, seed):
@@ -68,12 +65,13 @@ class GaussianRFF(_BandwidthRFF):
 
 
 @register
+@parameters("n_features", "sigma", "n_blocks", "random_state", "sequence")
 class LaplacianRFF(_BandwidthRFF):
     """Random Fourier features of the Laplacian kernel exp(-||x - x'||_1 / sigma).
 
-    The kernel is a product over coordinates of exp(-|t| / sigma), whose spectral density
+    The kernel is a product over coordinates of exp(-abs(t) / sigma), whose spectral density
     is Cauchy: w_k ~ Cauchy(0, 1 / sigma) independently, w_k = tan(pi (u_k - 1/2)) / sigma
-    (the inverse Cauchy CDF, for QMC too).  Parameters as GaussianRFF.
+    (the inverse Cauchy CDF, for QMC too).
     """
 
     def _make_transform_op(self, d, offsets, seed):
@@ -82,6 +80,7 @@ class LaplacianRFF(_BandwidthRFF):
 
 
 @register
+@parameters("n_features", "nu", "length_scale", "n_blocks", "random_state", "sequence")
 class MaternRFF(_SequenceMixin, MaternFeatureMap):
     """Random Fourier features of the Matern kernel
 
@@ -94,8 +93,6 @@ class MaternRFF(_SequenceMixin, MaternFeatureMap):
 
     With a QMC `sequence`, point f gives G = P^{-1}(nu, u_0) (the Gamma quantile, from the
     sequence's first coordinate) and g_r = Phi^{-1}(u_{r+1}).
-    Parameters: n_features, n_blocks, random_state, sequence as GaussianRFF; nu > 0 the
-    smoothness, length_scale > 0.
     """
 
     def __init__(self, n_features=1024, nu=1.5, length_scale=1.0, n_blocks=1, random_state=0,

@@ -46,23 +46,28 @@ class TensorSketch(FeatureMap):
 
     Parameters
     ----------
-    n_features : int
+    n_features : int, default=1024
         s, the number of features (columns of Z).  Any size works; power-of-two block
         sizes s_j = n_features / n_blocks are the fastest (other sizes use Bluestein's FFT).
-    degree : int >= 1
+    degree : int >= 1, default=2
         q, the degree of the polynomial.
-    gamma : float > 0
+    gamma : float > 0, default=1.0
         Scale of the inner product.
-    coef0 : float >= 0
+    coef0 : float >= 0, default=1.0
         The constant term (0 gives the homogeneous kernel (gamma x . x')^q).
-    n_blocks : int
+    n_blocks : int, default=1
         C, the number of column blocks (1 <= C <= s).
-    random_state : int, numpy generator or None
+    random_state : int, numpy Generator or None, default=0
         The seed; block j's hashes and signs depend on (seed, j) only.
 
-    Attributes (after fit)
-    ----------------------
-    n_features_in_ : int, seed_ : int, transform_op_ : BlockTransform
+    Attributes
+    ----------
+    n_features_in_ : int
+        d, the number of input features (after fit).
+    seed_ : int
+        The seed used.
+    transform_op_ : BlockTransform
+        The native block operator.
     """
 
     def __init__(self, n_features=1024, degree=2, gamma=1.0, coef0=1.0, n_blocks=1,
