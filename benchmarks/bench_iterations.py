@@ -2,6 +2,7 @@
 
     python benchmarks/bench_iterations.py [--rows 20000] [--features 4096] [--tol 1e-3]
                                           [--blocks C] [--losses hinge,...] [--variants ...]
+                                          [--plot FILE]
 
 MNIST rows (../shared/data/mnist.npz), Gaussian RFF (sigma = 6, float32 blocks, all cached),
 10 classes, alpha = 1 / (n C) with C = 10 (fixed a priori, as for the exact SVC peer), the
@@ -10,6 +11,11 @@ the same start with the same rho (1, adapted) until the residuals meet tol (max 
 iterations).  Printed per loss and variant: iterations, seconds, and F(coef_) evaluated on
 the explicit features relative to the best F found by any variant (the "same optimum"
 check: within 1e-4 of plain ADMM's, at a run to tol).  No test data is used.
+
+--plot FILE draws the runs of the first loss (`skylite.plotting.plot_history`: objective,
+residuals, rho and validation accuracy, against the iteration and the seconds) into FILE.
+The validation rows are the --validation-rows MNIST training rows after the first --rows
+(never fitted, never test rows); scoring them every iteration does not change the iterates.
 """
 import argparse
 import time
@@ -21,7 +27,7 @@ import numpy as np
 from skylite.admm import BlockADMM
 from skylite.admm.memory import default_n_blocks
 from skylite.prox import get_loss, get_regularizer
-from skylite.prox.coding import code_labels
+from skylite.prox.coding import code_labels, decode_decision
 from skylite.sketch import GaussianRFF
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist.npz"
@@ -44,6 +50,9 @@ def main():
     parser.add_argument("--blocks", type=int, default=None,
                         help="column blocks C (default: the estimators' default for s and n, "
                              "skylite.admm.memory.default_n_blocks)")
+    parser.add_argument("--plot", metavar="FILE", help="draw the first loss's runs into FILE")
+    parser.add_argument("--validation-rows", type=int, default=2000,
+                        help="with --plot: training rows after --rows scored every iteration")
     args = parser.parse_args()
     z = np.load(DATA)
     X, y = z["X_train"][:args.rows], z["y_train"][:args.rows]
@@ -52,6 +61,15 @@ def main():
     blocks = args.blocks or default_n_blocks(s, n)
     fmap = GaussianRFF(s, sigma=6.0, n_blocks=blocks, random_state=0).fit(X)
     Z = fmap.transform(X).astype(np.float64)
+    validation = None
+    if args.plot:
+        X_val = z["X_train"][n:n + args.validation_rows]
+        y_val = z["y_train"][n:n + args.validation_rows]
+        Z_val = fmap.transform(X_val).astype(np.float64)
+
+        def validation(W):
+            return float(np.mean(decode_decision(Z_val @ W) == y_val))
+    histories = {}
     print(f"MNIST {n} rows, Gaussian RFF s={s} in {blocks} blocks (float32, cached), "
           f"alpha=1/(10 n), tol={args.tol:g}")
     print(f"{'loss':<9} {'variant':<27} {'iters':>6} {'seconds':>8} {'s/iter':>7} "
@@ -63,7 +81,8 @@ def main():
         rows = []
         for variant in args.variants.split(","):
             engine = BlockADMM(fmap, loss, reg, alpha, tol=args.tol, max_iter=2000,
-                               precision="float32", memory_budget=10**10, **VARIANTS[variant])
+                               precision="float32", memory_budget=10**10,
+                               validation=validation, **VARIANTS[variant])
             start = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -72,10 +91,31 @@ def main():
             W = engine.coef_
             F = loss.value(Z @ W, Y) / n + alpha * reg.value(W)
             rows.append((variant, engine.n_iter_, seconds, F))
+            histories.setdefault(name, {})[variant] = engine.history_
+            del engine
         best = min(r[3] for r in rows)
         for variant, iters, seconds, F in rows:
             print(f"{name:<9} {variant:<27} {iters:6d} {seconds:8.1f} {seconds / iters:7.3f} "
                   f"{F:12.6f} {F / best - 1:11.2e}", flush=True)
+    if args.plot:
+        plot(args, blocks, *next(iter(histories.items())))
+
+
+def plot(args, blocks, loss, runs):
+    """The runs of one loss, against the iteration (top) and the seconds (bottom)."""
+    from _plots import figure, save
+
+    from skylite.plotting import plot_history
+    fig, axes = figure(2, 4, figsize=(17, 7.5))
+    for variant, history in runs.items():
+        plot_history(history, axes=axes[0], label=variant)
+        plot_history(history, x="seconds", axes=axes[1], label=variant)
+    for panel in axes[:, 3]:
+        panel.set_title(f"validation accuracy ({args.validation_rows} training rows, not "
+                        f"fitted)", fontsize=9)
+    fig.suptitle(f"BlockADMM on MNIST {args.rows} rows, {loss} loss, Gaussian RFF "
+                 f"s={args.features} in {blocks} blocks, alpha=1/(10 n), tol={args.tol:g}")
+    save(fig, args.plot)
 
 
 if __name__ == "__main__":
