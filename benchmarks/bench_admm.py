@@ -1,6 +1,7 @@
 """BlockADMM cost per iteration, thread scaling, phase breakdown, memory budget and peak RSS.
 
     python benchmarks/bench_admm.py [--rows 20000] [--iters 4]
+    python benchmarks/bench_admm.py --memory-vs-n 2500 5000 10000 20000 [--plot FILE]
 
 On MNIST rows (../shared/data/mnist.npz, float64), hinge loss (kernel SVM), Gaussian RFF:
 1. seconds per iteration (iterations after the first, which also factors) at s = 8192,
@@ -14,6 +15,13 @@ On MNIST rows (../shared/data/mnist.npz, float64), hinge loss (kernel SVM), Gaus
    Z.T @ B and Z @ W, in float32 numpy on an explicit Z of the same size (issue target: the
    ratio at most 1.3; MNIST 60k at s = 16384 needs about 8 GB for the two copies of Z).
 Then the issue's targets, each marked ok / MISSED.
+
+--memory-vs-n N...: peak RSS of training (KernelSVC, hinge, s = --features-n in --blocks-n
+column blocks, --iters iterations, each run in a fresh process reading only its N rows)
+against N, three ways:
+every Z block cached (memory_budget=None), none cached (memory_budget=0: blocks regenerated
+each iteration), and explicit Z (Z = z(X) materialized, float64, then trained by the linear
+kernel with memory_budget=0); --plot FILE draws it.
 """
 import argparse
 import json
@@ -23,7 +31,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _memory import peak_rss
+from _memory import peak_rss, status_bytes
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist.npz"
 
@@ -65,8 +73,77 @@ def peak_rss_child(rows, s, C, iters):
     X, y = load(rows)
     model, per_iter = run(X, y, s, C, None, 0, iters)
     print(json.dumps({"peak_rss": peak_rss(),
-                      "estimate": model.memory_estimate_, "per_iter": per_iter,
+                      "estimate": int(model.memory_estimate_), "per_iter": per_iter,
                       "data": X.nbytes}))
+
+
+def memory_child(mode, rows, s, blocks, iters):
+    """Runs in a fresh process: train one way (`mode`) on the first `rows` rows, then report
+    peak RSS, the RSS before the data was read, and memory_estimate_."""
+    from bench_mpi import read_npz_rows
+
+    from skylite import KernelSVC
+    from skylite.sketch import GaussianRFF
+    baseline = status_bytes("VmRSS:")
+    X = read_npz_rows(DATA, "X_train", 0, rows).astype(np.float64)
+    y = read_npz_rows(DATA, "y_train", 0, rows)
+    common = dict(alpha=1e-4, max_iter=iters, tol=1e-12, n_blocks=blocks)
+    if mode == "explicit Z":
+        fmap = GaussianRFF(s, sigma=6.0, n_blocks=blocks, random_state=0).fit(X)
+        Z = fmap.transform(X)
+        model = KernelSVC("linear", memory_budget=0, **common).fit(Z, y)
+    else:
+        budget = None if mode == "cached" else 0
+        model = KernelSVC(sigma=6.0, n_features=s, memory_budget=budget, **common).fit(X, y)
+    print(json.dumps({"peak_rss": peak_rss(), "baseline": baseline,
+                      "estimate": int(model.memory_estimate_), "data": X.nbytes}))
+
+
+MEMORY_MODES = ("cached", "budget 0", "explicit Z")
+
+
+def memory_vs_n(args):
+    """Peak RSS against n for the three ways of holding Z (one fresh process per run)."""
+    s, blocks = args.features_n, args.blocks_n
+    print(f"Peak RSS of training against n: MNIST, hinge, s={s} in {blocks} blocks, "
+          f"{args.iters} iterations")
+    print(f"{'n':>7} {'mode':<11} {'peak RSS MiB':>13} {'before data MiB':>16} "
+          f"{'memory_estimate_ MiB':>21} {'X MiB':>7} {'Z would be MiB':>15}")
+    runs = {}
+    for n in args.memory_vs_n:
+        for mode in MEMORY_MODES:
+            child = subprocess.run([sys.executable, __file__, "--memory-child", mode, str(n),
+                                    str(s), str(blocks), str(args.iters)],
+                                   capture_output=True, text=True)
+            if child.returncode != 0:
+                raise RuntimeError(f"{mode} at n={n} failed:\n{child.stderr}")
+            r = runs[(n, mode)] = json.loads(child.stdout.strip().splitlines()[-1])
+            print(f"{n:>7} {mode:<11} {r['peak_rss'] / 2**20:13.0f} "
+                  f"{r['baseline'] / 2**20:16.0f} {r['estimate'] / 2**20:21.0f} "
+                  f"{r['data'] / 2**20:7.0f} {n * s * 8 / 2**20:15.0f}", flush=True)
+    if args.plot:
+        plot_memory(args, runs)
+
+
+def plot_memory(args, runs):
+    """Peak RSS against n, one line per mode, beside the sizes of X and of an explicit Z."""
+    from _plots import figure, save
+    sizes = np.array(args.memory_vs_n)
+    fig, panel = figure(1, 1, figsize=(8, 5))
+    for mode in MEMORY_MODES:
+        panel.plot(sizes, [runs[(n, mode)]["peak_rss"] / 2**30 for n in sizes], "o-",
+                   label=f"peak RSS, {mode}")
+    panel.plot(sizes, sizes * args.features_n * 8 / 2**30, "k--", linewidth=1,
+               label=f"Z itself (n x {args.features_n} float64)")
+    panel.plot(sizes, [runs[(n, MEMORY_MODES[0])]["data"] / 2**30 for n in sizes], "k:",
+               linewidth=1, label="X itself (n x 784 float64)")
+    panel.set_xlabel("training rows n")
+    panel.set_ylabel("GiB")
+    panel.grid(True, alpha=0.3)
+    panel.legend()
+    panel.set_title(f"Training memory against n: MNIST, hinge, s={args.features_n} in "
+                    f"{args.blocks_n} blocks, {args.iters} iterations")
+    save(fig, args.plot)
 
 
 def main():
@@ -77,9 +154,25 @@ def main():
     parser.add_argument("--bandwidth", action="store_true",
                         help="only the cached float32 iteration vs the numpy products")
     parser.add_argument("--features", type=int, default=16384)
+    parser.add_argument("--memory-vs-n", type=int, nargs="+", metavar="N",
+                        help="only peak RSS against these row counts")
+    parser.add_argument("--features-n", type=int, default=4096, help="s for --memory-vs-n")
+    parser.add_argument("--blocks-n", type=int, default=8,
+                        help="column blocks for --memory-vs-n (more blocks than threads, so "
+                             "that a cache of every block differs from the per-thread buffers "
+                             "of the uncached sweep)")
+    parser.add_argument("--plot", metavar="FILE", help="with --memory-vs-n: draw it to FILE")
+    parser.add_argument("--memory-child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         peak_rss_child(*args.child)
+        return
+    if args.memory_child:
+        mode, *sizes = args.memory_child
+        memory_child(mode, *map(int, sizes))
+        return
+    if args.memory_vs_n:
+        memory_vs_n(args)
         return
     if args.bandwidth:
         X, y = load(args.rows)
