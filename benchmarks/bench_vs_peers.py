@@ -1,6 +1,7 @@
 """skylite beside the tools a data scientist would otherwise use: accuracy, fit seconds, peak RSS.
 
     python benchmarks/bench_vs_peers.py [--part mnist20k mnist60k reuters] [--features60k 16384]
+                                        [--plot FILE]
 
 Every contender runs in a fresh child process, so its peak RSS (VmHWM) is its own; data loading
 is not timed, the feature transform of the peers is (it is part of their fit / predict).
@@ -10,6 +11,8 @@ is not timed, the feature transform of the peers is (it is part of their fit / p
    BlockADMM) against scikit-learn's RBFSampler + LinearSVC (which materializes Z).
    Target: KernelSVC's test accuracy within 0.2 points of the peer's, in at most half its
    fit time.  KernelSVC runs with several seeds (feature draws), and the mean is compared.
+   Exact SVC (libsvm through scikit-learn) with KernelSVC's C = 1 / (n alpha) is the
+   reference (--no-exact20k leaves it out).
 2. mnist60k: full MNIST, 10 classes: exact SVC (libsvm through scikit-learn, C = --C60k,
    gamma = 1/72), RBFSampler + LinearSVC at s = 4096, and KernelSVC with as many features as
    fit comfortably (--features60k, float32 blocks cached within the default memory budget),
@@ -22,6 +25,9 @@ is not timed, the feature transform of the peers is (it is part of their fit / p
    The linear kernel: on these tf-idf rows exact Gaussian SVC gains little (97.42% at best
    over C and gamma, against LinearSVC's 97.27%), and random features need s = 16384 to get
    within 0.4 points of it.
+
+--plot FILE draws the MNIST tables of the parts run (test accuracy, fit seconds, peak RSS
+per contender) into FILE.
 """
 import argparse
 import json
@@ -127,11 +133,14 @@ def verdict(ok, text):
 
 def part_mnist20k(args):
     n = 20000
+    exact = ([("exact SVC (libsvm)", run_child("exact_svc", rows=n, C=1.0 / (n * args.alpha)))]
+             if args.exact20k else [])
     peer = run_child("rff_linear_svc", rows=n, s=4096, C=args.C)
     ours = [run_child("skylite", rows=n, s=4096, alpha=args.alpha, seed=seed)
             for seed in range(args.seeds)]
-    table("MNIST 20k train / 10k test, Gaussian sigma = 6, s = 4096",
-          [("RBFSampler + LinearSVC", peer)] + [("skylite KernelSVC", r) for r in ours])
+    title = "MNIST 20k train / 10k test, Gaussian sigma = 6, s = 4096"
+    rows = exact + [("RBFSampler + LinearSVC", peer)] + [("skylite KernelSVC", r) for r in ours]
+    table(title, rows)
     accuracy = np.mean([r["accuracy"] for r in ours])
     fit = np.mean([r["fit"] for r in ours])
     print(f"\nskylite over {args.seeds} feature draws: accuracy {100 * accuracy:.2f}% "
@@ -140,6 +149,7 @@ def part_mnist20k(args):
     verdict(gap <= 0.2, f"mean accuracy within 0.2 points of the peer (gap {gap:+.2f})")
     verdict(fit <= 0.5 * peer["fit"], f"fit time at most half the peer's "
                                       f"({fit / peer['fit']:.2f}x)")
+    return title, rows
 
 
 def part_mnist60k(args):
@@ -152,13 +162,15 @@ def part_mnist60k(args):
             ("skylite KernelSVC, to tol = 1e-3",
              run_child("skylite", rows=n, s=args.features60k, alpha=1.0 / (n * args.C60k),
                        precision="float32"))]
-    table("full MNIST 60k train / 10k test, Gaussian sigma = 6", rows)
+    title = "full MNIST 60k train / 10k test, Gaussian sigma = 6"
+    table(title, rows)
     exact = rows[0][1]
     for label, ours in rows[2:]:
         gap = 100 * (ours["accuracy"] - exact["accuracy"])
         print(f"- {label}: {abs(gap):.2f} points {'above' if gap >= 0 else 'below'} exact "
               f"SVC in {ours['fit'] / exact['fit']:.2f}x its fit time and "
               f"{ours['predict'] / exact['predict']:.2f}x its predict time")
+    return title, rows
 
 
 def part_reuters(args):
@@ -201,6 +213,9 @@ def main():
                         help="exact SVC's C on full MNIST; KernelSVC gets alpha = 1 / (n C)")
     parser.add_argument("--features60k", type=int, default=16384)
     parser.add_argument("--reuters-alpha", type=float, default=1e-4)
+    parser.add_argument("--no-exact20k", dest="exact20k", action="store_false",
+                        help="leave exact SVC out of the MNIST 20k part")
+    parser.add_argument("--plot", metavar="FILE", help="draw the MNIST tables into FILE")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -208,8 +223,29 @@ def main():
     if not DATA.is_dir():
         sys.exit(f"bench_vs_peers needs {DATA} (the shared datasets)")
     print(f"bench_vs_peers on {os.cpu_count()} cores")
-    for part in args.part:
-        PARTS[part](args)
+    tables = [PARTS[part](args) for part in args.part]
+    tables = [t for t in tables if t]              # the MNIST parts
+    if args.plot and tables:
+        plot(tables, args.plot)
+
+
+def plot(tables, path):
+    """Test accuracy, fit seconds and peak RSS of each contender, one row per table."""
+    from _plots import bars, figure, save
+    fig, axes = figure(len(tables), 3, figsize=(15, 1.2 + 0.45 * max(len(r) for _, r in tables)
+                                                 * len(tables)), squeeze=False)
+    for panels, (title, rows) in zip(axes, tables):
+        labels = [f"{name}\n{', '.join(r['detail'].split(', ')[:3])}" for name, r in rows]
+        bars(panels[0], labels, [100 * r["accuracy"] for _, r in rows], "test accuracy (%)",
+             "{:.2f}%")
+        panels[0].set_xlim(80, 100)
+        bars(panels[1], labels, [r["fit"] for _, r in rows], "fit seconds")
+        bars(panels[2], labels, [r["peak_rss"] / 2**30 for _, r in rows], "peak RSS (GiB)",
+             "{:.2f}")
+        for panel in panels[1:]:
+            panel.set_yticks([])
+        panels[1].set_title(title)
+    save(fig, path)
 
 
 if __name__ == "__main__":
