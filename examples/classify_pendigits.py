@@ -1,9 +1,14 @@
-"""Train, watch, save and reload a kernel SVM on pendigits (shipped with skylite).
+"""
+Classify digits: train, save and reload a kernel SVM
+====================================================
+
+Train, watch, save and reload a kernel SVM on pendigits (shipped with skylite).
+Run it with::
 
     python examples/classify_pendigits.py
 
 Shows the scikit-learn style API: early stopping on a validation split of the training rows
-(scored every iteration into `history_`; the test set is only used for the final score),
+(scored every iteration into ``history_``; the test set is only used for the final score),
 accuracy as the number of random features grows, and a save / load round trip.
 """
 import os

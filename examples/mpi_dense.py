@@ -1,14 +1,19 @@
-"""A kernel SVM on MNIST over MPI ranks: each rank loads only its slice of the rows.
+"""
+Kernel SVM over MPI ranks (dense MNIST)
+=======================================
+
+A kernel SVM on MNIST over MPI ranks: each rank loads only its slice of the rows.
+Run it with::
 
     mpiexec -n 2 python examples/mpi_dense.py [--rows 20000] [--features 4096] [--iters 500]
 
-Each rank calls `fit` with its own rows; the model is the global one and the same on every
+Each rank calls ``fit`` with its own rows; the model is the global one and the same on every
 rank.  With the defaults it converges (tol 1e-3) in 265 iterations, about 65 s on 2 cores,
-with a test accuracy of 96.8%.  Loading: np.load of ../shared/data/mnist.npz reads (and decompresses) only the
-arrays that are indexed, but each rank does materialize the whole X_train array before
-slicing it (188 MB as float32) — acceptable for an example; for real data, give each rank
+with a test accuracy of 96.8%.  Loading: np.load of ../shared/data/mnist.npz reads (and
+decompresses) only the arrays that are indexed, but each rank does materialize the whole
+X_train array before slicing it (188 MB as float32) — acceptable for an example; for real data, give each rank
 its own file, or stream its rows (benchmarks/bench_mpi.py's read_npz_rows does).
-The test set is split over the ranks as well: `score` is a global accuracy (counts summed
+The test set is split over the ranks as well: ``score`` is a global accuracy (counts summed
 over ranks), printed by rank 0.
 """
 import argparse
@@ -30,7 +35,7 @@ def my_rows(n, rank, size):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--rows", type=int, default=20000, help="training rows (all ranks)")
     parser.add_argument("--features", type=int, default=4096, help="random features s")
     parser.add_argument("--iters", type=int, default=500, help="max ADMM iterations")

@@ -1,12 +1,18 @@
-"""A linear SVM on the sparse Reuters set over MPI ranks, each reading its share of the file.
+"""
+Linear SVM over MPI ranks (sparse Reuters)
+==========================================
+
+A linear SVM on the sparse Reuters set over MPI ranks, each reading its share of the file.
+Run it with::
 
     mpiexec -n 2 python examples/mpi_sparse.py [TRAIN.svm[.gz] TEST.svm[.gz]]
 
 Defaults to ../shared/data/reuters_lasvm.svm.gz and reuters_lasvm.t.svm.gz.  Every rank reads
-only the lines whose first byte falls in its share of the file (`skylite.io.read_rows` with
-`comm=`: byte ranges of a plain file are read from disk, a gzipped one is decompressed on each rank),
+only the lines whose first byte falls in its share of the file (``skylite.io.read_rows`` with
+``comm=``: byte ranges of a plain file are read from disk, a gzipped one is decompressed on
+each rank),
 the ranks agree on the number of columns, and a failure on any rank (missing file, malformed
-line) stops every rank with the same error.  The same as
+line) stops every rank with the same error.  The same as::
 
     mpiexec -n 2 skylite train TRAIN -m model.sky --kernel linear --alpha 1e-4
     skylite predict model.sky TEST                  # the test accuracy, in one process

@@ -1,4 +1,8 @@
-"""Kernel ridge vs least absolute deviations when some targets are corrupted.
+"""
+Regression with corrupted targets: kernel ridge against LAD
+===========================================================
+
+Kernel ridge vs least absolute deviations when some targets are corrupted.  Run it with::
 
     python examples/regression_lad.py
 
