@@ -24,7 +24,9 @@ def plot_history(model, *, x="iteration", axes=None, label=None):
     3. the ADMM penalty rho, which residual balancing changes every 10 iterations;
     4. the validation score (accuracy, or R^2 for regression) when the fit had a validation
        set (``early_stopping=True`` or ``X_val``), with the kept iteration
-       (``best_iteration_``) marked; otherwise the panel says there was none.
+       (``best_iteration_``) marked; otherwise the panel says there was none.  Its vertical
+       axis spans the upper 90% of the scores, so the first iterations' low scores may lie
+       below it.
 
     Call it again with the same ``axes`` and another ``label`` to compare runs.
 
@@ -100,6 +102,12 @@ def _plot_validation(panel, history, t, color, label, best_iteration):
         return
     panel.plot(t[scored], [history[k]["validation"] for k in scored], color=color,
                label=label)
+    curves = [np.asarray(line.get_ydata()) for line in panel.get_lines()
+              if len(line.get_ydata()) > 1]             # every run drawn here, not markers
+    low = min(np.percentile(curve, 10) for curve in curves)
+    high = max(curve.max() for curve in curves)
+    pad = 0.3 * max(high - low, 1e-3)
+    panel.set_ylim(low - pad, high + pad)
     if best_iteration is not None and 0 < best_iteration <= len(history):
         best = history[best_iteration - 1]
         if "validation" in best:
