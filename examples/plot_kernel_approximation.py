@@ -76,9 +76,11 @@ mean = {key: np.mean(np.reshape(values, (len(sizes), len(seeds))), axis=1)
 # ------------------------
 # The Monte Carlo maps (``rff``, ``random_laplace``, the linear sketches) follow the
 # 1/sqrt(s) line: four times more features halve the error.  Quasi-Monte-Carlo features
-# (``qmc_sobol``, ``qmc_halton``) fall faster on these 16-dimensional rows, Fastfood like
-# Monte Carlo.  The composition levels off: its error cannot fall below the distortion of
-# the 8-dimensional sketch, however many features follow it.
+# (``qmc_sobol``, ``qmc_halton``) are a little more accurate at the same s on these
+# 16-dimensional rows, Fastfood as accurate as Monte Carlo.  With three seeds the
+# hashing and heavy-tailed maps (``tensorsketch``, ``countsketch``, ``random_laplace``)
+# still wander around the line.  The composition levels off: its error cannot fall below
+# the distortion of the 8-dimensional sketch, however many features follow it.
 fig, axes = plt.subplots(2, 3, figsize=(12, 7), sharex=True, layout="constrained")
 for panel, kernel in zip(axes.ravel(), kernels):
     names = [name for (k, name) in mean if k == repr(kernel)]

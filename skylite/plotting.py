@@ -111,6 +111,8 @@ def _plot_validation(panel, history, t, color, label, best_iteration):
     if best_iteration is not None and 0 < best_iteration <= len(history):
         best = history[best_iteration - 1]
         if "validation" in best:
+            marked = any(line.get_label() == "kept iteration" for line in panel.get_lines())
             panel.plot(t[best_iteration - 1], best["validation"], "o", color=color,
-                       label="kept iteration")
-            panel.legend(loc="lower right")
+                       label="_" if marked else "kept iteration")
+            panel.legend(handles=[line for line in panel.get_lines()
+                                  if line.get_label() == "kept iteration"], loc="best")
