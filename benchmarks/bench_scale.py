@@ -35,6 +35,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -68,21 +69,22 @@ def test_rows():
         return z["X_test"], z["y_test"]
 
 
-def run_skylite(X, y, n, threads):
+def run_skylite(X, y, n, threads, memory_budget=None):
     from skylite import KernelSVC
     fit_rows = n - VALIDATION_ROWS
     model = KernelSVC(sigma=SIGMA, n_features=FEATURES, method="fastfood", precision="float32",
                       alpha=1.0 / (n * C_SVC), n_iter_no_change=10, n_threads=threads,
-                      random_state=0, verbose=True)
+                      memory_budget=memory_budget, random_state=0, verbose=True)
     start = time.perf_counter()
     model.fit(X[:fit_rows], y[:fit_rows], X_val=X[fit_rows:], y_val=y[fit_rows:])
     fit = time.perf_counter() - start
     return model, fit, {"iterations": model.n_iter_, "best_iteration": model.best_iteration_,
+                        "row_blocks": model.n_row_blocks_,
                         "validation": max(r["validation"] for r in model.history_),
                         "phases": {k: round(v, 1) for k, v in model.phase_seconds_.items()}}
 
 
-def run_svc(X, y, n, threads):
+def run_svc(X, y, n, threads, memory_budget=None):
     from sklearn.svm import SVC
     model = SVC(C=C_SVC, gamma=1.0 / (2 * SIGMA**2), cache_size=2000)
     start = time.perf_counter()
@@ -90,7 +92,7 @@ def run_svc(X, y, n, threads):
     return model, time.perf_counter() - start, {"support_vectors": int(model.n_support_.sum())}
 
 
-def run_rbf_sgd(X, y, n, threads):
+def run_rbf_sgd(X, y, n, threads, memory_budget=None):
     from sklearn.kernel_approximation import RBFSampler
     from sklearn.linear_model import SGDClassifier
     from sklearn.pipeline import make_pipeline
@@ -118,7 +120,8 @@ def child(args):
     """One contender at one n, in this process; prints its result as a JSON line."""
     X, y = training_rows(args.data, args.n)
     Xt, yt = test_rows()
-    model, fit, detail = RUNNERS[args.contender](X, y, args.n, args.threads)
+    model, fit, detail = RUNNERS[args.contender](X, y, args.n, args.threads,
+                                                 args.memory_budget)
     result = {"contender": args.contender, "n": args.n, "threads": args.threads,
               "detail": detail}
     if model is not None:
@@ -135,16 +138,26 @@ def run(args):
     """The contender in a child process, capped at --cap seconds; appends the result."""
     command = [sys.executable, __file__, "child", args.contender, "--n", str(args.n),
                "--data", args.data, "--threads", str(args.threads)]
+    if args.memory_budget is not None:
+        command += ["--memory-budget", str(args.memory_budget)]
     started = time.strftime("%Y-%m-%d %H:%M")
-    try:
-        done = subprocess.run(command, stdout=subprocess.PIPE, text=True, timeout=args.cap)
-        lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-        if done.returncode or not lines:
-            sys.exit(f"{args.contender} at n = {args.n} failed (exit {done.returncode})")
-        result = json.loads(lines[-1][len("RESULT "):])
-    except subprocess.TimeoutExpired:
+    result = None
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as child_process:
+        timer = threading.Timer(args.cap, child_process.kill)
+        timer.start()
+        for line in child_process.stdout:         # the child's progress, passed through
+            if line.startswith("RESULT "):
+                result = json.loads(line[len("RESULT "):])
+            else:
+                print(line, end="", flush=True)
+        child_process.wait()
+        capped = not timer.is_alive()
+        timer.cancel()
+    if capped:
         result = {"contender": args.contender, "n": args.n, "threads": args.threads,
                   "capped": args.cap, "detail": {}}
+    elif result is None:
+        sys.exit(f"{args.contender} at n = {args.n} failed (exit {child_process.returncode})")
     result["started"] = started
     args.results.parent.mkdir(parents=True, exist_ok=True)
     with open(args.results, "a") as f:
@@ -228,6 +241,9 @@ def main():
                        help="prefix of the deformed_mnist.py npy files (PREFIX.X.npy)")
         p.add_argument("--threads", type=int, default=os.cpu_count())
         p.add_argument("--cap", type=float, default=3600, help="seconds before a run is stopped")
+        p.add_argument("--memory-budget", type=int, default=None,
+                       help="skylite's memory_budget in bytes (default: half the available "
+                            "memory)")
         p.add_argument("--results", type=Path, default=RESULTS)
     p = commands.add_parser("report")
     p.add_argument("--results", type=Path, default=RESULTS)

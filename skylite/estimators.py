@@ -323,6 +323,7 @@ class KernelMachine(BaseEstimator):
         self.history_ = engine.history_
         self.converged_ = engine.converged_
         self.memory_estimate_ = engine.memory_estimate_
+        self.n_row_blocks_ = engine.n_row_blocks_
         self.phase_seconds_ = engine.phase_seconds_
         self.loss_ = loss
         self.regularizer_ = regularizer
