@@ -75,11 +75,13 @@ anderson_memory : int, default=5
 n_threads : int or None, default=None
     Threads of the native code (None: all cores).  The fitted model does not depend on it.
 memory_budget : int or None, default=None
-    Bytes the engine may spend on caches (feature blocks Z_j, then map parameters) beyond
-    its working memory; 0 caches nothing, None takes half the available memory.  The
-    working memory (state, factors, per-thread buffers and map parameters) is counted
-    before anything is allocated: a fit that does not fit in the available memory raises
-    MemoryError with one line saying what to change (docs/choosing_parameters.md).
+    Bytes the fit may allocate (the input rows are not counted): the working memory
+    (state, factors, per-thread feature blocks and map parameters) first, with the rows
+    split into as many row blocks as it takes to fit (`n_row_blocks_`), then caches
+    (feature blocks Z_j, then map parameters) in what is left.  None takes half the
+    available memory; 0 caches nothing.  Everything is counted before anything is
+    allocated: a fit that cannot fit raises MemoryError with one line saying what to
+    change (docs/choosing_parameters.md).
 precision : "float64" or "float32", default="float64"
     Precision of the feature blocks (transform, cache, products with Z); float32 halves
     their cost and size.  The solver state stays float64.
@@ -165,6 +167,10 @@ validation_indices_ : ndarray or None
 memory_estimate_ : int
     Bytes this process allocated for training at its peak: the working memory (counted
     before the fit, see `memory_budget`) plus the caches.
+n_row_blocks_ : int
+    Row blocks of this process's rows in the ADMM (each with its own factors and a
+    per-thread feature block of n_i x s_j): 1 unless more were needed to keep the working
+    memory within `memory_budget`.
 phase_seconds_ : dict
     Seconds spent per phase of the engine (transform, factor, products, ...).
 """

@@ -7,8 +7,11 @@
     skylite demo
 
 Inputs are LIBSVM/svmlight text (plain or gzipped; one-based feature indices unless
---zero-based) or `.npz` files (arrays `X`, `y`, or `X_train`/`y_train` for training and
-`X_test`/`y_test` for validation and prediction).  `train` prints one progress line per
+--zero-based), `.npz` files (arrays `X`, `y`, or `X_train`/`y_train` for training and
+`X_test`/`y_test` for validation and prediction), `.npy` files (rows; labels in NAME.y.npy
+beside NAME.X.npy or NAME.npy, or --labels) or HDF5 files (datasets `X` and `y`, or
+--x-dataset / --y-dataset; needs h5py).  `.npy` and HDF5 rows are memory-mapped, not copied,
+and under mpiexec each rank reads only its rows.  `train` prints one progress line per
 iteration and a summary, and writes the model (`skylite.load` reads it); `predict` writes one
 prediction per line.  Errors in files or options print one line and exit non-zero.
 """
@@ -27,6 +30,7 @@ from ._distributed import Distributed
 from .admm import ConvergenceError, ConvergenceWarning
 from .datasets import load_pendigits
 from .estimators import KERNEL_NAMES, PRESETS, KernelMachine, KernelSVC, load
+from .io.arrays import HDF5_SUFFIXES, NPY_SUFFIXES
 from .io.files import read_rows
 from .io.svmlight import iter_svmlight_rows
 
@@ -73,13 +77,15 @@ def train(args, dist):
     dist.agree(lambda: _check_writable(args.model, "the model") if dist.is_root else None)
     start = time.perf_counter()
     X, y = read_rows(args.train, part="train", n_features=args.input_features,
-                     zero_based=args.zero_based, comm=dist)
+                     zero_based=args.zero_based, comm=dist,
+                     **_array_options(args, args.train, labels=True))
     if y is None:
         raise ValueError(f"{args.train}: no labels (y) to train on")
     X_val = y_val = None
     if args.val:
         X_val, y_val = read_rows(args.val, part="test", n_features=X.shape[1],
-                                 zero_based=args.zero_based, comm=dist)
+                                 zero_based=args.zero_based, comm=dist,
+                                 **_array_options(args, args.val, labels=False))
         if y_val is None:
             raise ValueError(f"{args.val}: no labels (y) to validate with")
     if args.threads is None and not dist.serial:     # share the node's cores among its ranks
@@ -181,7 +187,7 @@ def predict(args, dist):
     if args.test == "-":
         return _predict_stream(model, args)
     X, y = read_rows(args.test, part="test", n_features=model.n_features_in_,
-                     zero_based=args.zero_based)
+                     zero_based=args.zero_based, **_array_options(args, args.test, labels=True))
     predicted = model.predict(X)
     lines = _prediction_lines(model, X, predicted, args.decision_values)
     summary = sys.stdout
@@ -348,8 +354,42 @@ _APPLIES = {
 }
 
 
+def _array_options(args, path, *, labels):
+    """read_rows keywords from --x-dataset / --y-dataset (HDF5 files) and --labels (an .npy
+    file's labels; with labels=False not passed on: a validation .npy file has its own)."""
+    options = {"x_dataset": args.x_dataset or "X", "y_dataset": args.y_dataset or "y"}
+    if labels and args.labels:
+        options["labels"] = args.labels
+    return options
+
+
+def _check_input_options(args, parser):
+    """--x-dataset / --y-dataset need an HDF5 input, --labels an .npy input."""
+    inputs = [getattr(args, name) for name in ("train", "val", "test")
+              if getattr(args, name, None)]
+    is_hdf5 = any(str(p).lower().endswith(HDF5_SUFFIXES) for p in inputs)
+    for option, value in (("--x-dataset", args.x_dataset), ("--y-dataset", args.y_dataset)):
+        if value and not is_hdf5:
+            parser.error(f"{option} applies only to HDF5 files (.h5, .hdf5)")
+    main = getattr(args, "train", None) or getattr(args, "test", None)
+    if args.labels and not str(main).lower().endswith(NPY_SUFFIXES):
+        parser.error("--labels applies only to an .npy file of rows")
+
+
+def _add_input_options(p):
+    g = p.add_argument_group("array files")
+    g.add_argument("--labels", metavar="FILE",
+                   help="an .npy file's labels (default: NAME.y.npy beside NAME.X.npy or "
+                        "NAME.npy)")
+    g.add_argument("--x-dataset", dest="x_dataset", metavar="NAME",
+                   help="the HDF5 dataset of the rows (default: X)")
+    g.add_argument("--y-dataset", dest="y_dataset", metavar="NAME",
+                   help="the HDF5 dataset of the labels (default: y)")
+
+
 def _check_applicable(args, parser):
     """Refuse train options given where they do not apply, then fill in `_LATER`."""
+    _check_input_options(args, parser)
     for dest, (applies, where) in _APPLIES.items():
         if getattr(args, dest) not in (None, False) and not applies(args):
             option = "--" + dest.replace("_", "-")
@@ -368,10 +408,12 @@ def build_parser():
                                      parser_class=_Parser,
                                      help="train, predict or demo (skylite COMMAND --help)")
 
-    p = commands.add_parser("train", help="train a kernel machine on a LIBSVM or .npz file",
+    p = commands.add_parser("train", help="train a kernel machine on a LIBSVM, .npz, .npy "
+                                          "or HDF5 file",
                             description="Train a kernel machine by BlockADMM on random "
                                         "features and write the model to MODEL.")
-    p.add_argument("train", metavar="TRAIN", help="training data (LIBSVM text, .gz, or .npz)")
+    p.add_argument("train", metavar="TRAIN",
+                   help="training data (LIBSVM text, .gz, .npz, .npy or HDF5 .h5)")
     p.add_argument("-m", "--model", required=True, metavar="MODEL",
                    help="where to write the model (checked before training)")
     p.add_argument("--val", metavar="FILE",
@@ -459,6 +501,7 @@ def build_parser():
     p.add_argument("--zero-based", dest="zero_based", action="store_true",
                    help="LIBSVM feature indices start at 0 (default: 1, as LIBSVM)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-iteration lines")
+    _add_input_options(p)
     p.set_defaults(run=train, check=_check_applicable)
 
     p = commands.add_parser("predict", help="predict with a saved model",
@@ -466,7 +509,8 @@ def build_parser():
                                         "R^2) when TEST has labels.")
     p.add_argument("model", metavar="MODEL", help="a model written by skylite train")
     p.add_argument("test", metavar="TEST",
-                   help="LIBSVM text, .gz, or .npz; - reads LIBSVM rows from standard input "
+                   help="LIBSVM text, .gz, .npz, .npy or HDF5 .h5; - reads LIBSVM rows from "
+                        "standard input "
                         "and writes each prediction as its row arrives")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write predictions here, checked before predicting (default: stdout)")
@@ -476,7 +520,8 @@ def build_parser():
                    help="threads (default: all cores)")
     p.add_argument("--zero-based", dest="zero_based", action="store_true",
                    help="LIBSVM feature indices start at 0 (default: 1, as LIBSVM)")
-    p.set_defaults(run=predict)
+    _add_input_options(p)
+    p.set_defaults(run=predict, check=_check_input_options)
 
     p = commands.add_parser("demo", help="train on pendigits (shipped): kernel vs linear",
                             description="Train a linear and a Gaussian kernel SVM on UCI "

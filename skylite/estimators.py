@@ -36,6 +36,7 @@ from ._outputs import CachedOutputs, outputs
 from .krr import (exact_dual_coef, feature_ridge_coef, kernel_matvec, memory_bytes,
                   pcg_dual_coef)
 from .admm.memory import available_memory_bytes, default_n_blocks
+from .io.arrays import hdf5_rows, is_hdf5_dataset
 from .prox import get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
 from .sketch import FeatureMap
@@ -335,6 +336,7 @@ class KernelMachine(BaseEstimator):
         self.history_ = engine.history_
         self.converged_ = engine.converged_
         self.memory_estimate_ = engine.memory_estimate_
+        self.n_row_blocks_ = engine.n_row_blocks_
         self.phase_seconds_ = engine.phase_seconds_
         self.loss_ = loss
         self.regularizer_ = regularizer
@@ -360,7 +362,8 @@ class KernelMachine(BaseEstimator):
         n_features_in_ and feature_names_in_; class labels must be labels, real targets
         numbers (one or several columns)."""
         classifier = self.is_classifier
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=FLOAT_DTYPES,
+        X, y = validate_data(self, _in_place(X), _in_place(y), accept_sparse="csr",
+                             dtype=FLOAT_DTYPES,
                              multi_output=not classifier, y_numeric=not classifier)
         if classifier:
             check_classification_targets(y)
@@ -368,6 +371,7 @@ class KernelMachine(BaseEstimator):
 
     def _validate_validation_rows(self, X_val, y_val):
         """X_val, y_val checked like the training rows, against the fitted columns."""
+        X_val, y_val = _in_place(X_val), _in_place(y_val)
         rows = check_rows(X_val, name="X_val", min_rows=1, n_features=self.n_features_in_,
                           who=type(self).__name__)
         validate_data(self, X_val, reset=False, skip_check_array=True)  # feature names
@@ -380,7 +384,7 @@ class KernelMachine(BaseEstimator):
     def _check_X(self, X):
         """Rows to predict, checked against the fitted columns (number and names)."""
         check_is_fitted(self, "coef_")
-        return native_rows(validate_data(self, X, reset=False, accept_sparse="csr",
+        return native_rows(validate_data(self, _in_place(X), reset=False, accept_sparse="csr",
                                          dtype=FLOAT_DTYPES))
 
     def _model_outputs(self, X):
@@ -677,3 +681,11 @@ def load(path):
     """
     classes = (KernelMachine, *PRESETS.values())
     return persistence.load(path, {cls.__name__: cls for cls in classes})
+
+
+def _in_place(X):
+    """An h5py dataset as an ndarray view of its file where HDF5 allows (contiguous,
+    uncompressed: memory-mapped; else read in its own dtype, skylite.io.arrays.hdf5_rows);
+    anything else as it is.  np.memmap / .npy arrays need nothing: float32 and float64 rows
+    pass validation without a copy, and the engine reads them block by block."""
+    return hdf5_rows(X) if is_hdf5_dataset(X) else X

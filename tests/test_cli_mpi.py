@@ -80,3 +80,33 @@ def test_a_bad_line_in_one_ranks_share_stops_every_rank(mpiexec, libsvm_file, tm
     assert "rank 1 failed" in errors[0] and "line" in errors[0] and "Traceback" not in \
         proc.stderr
     assert not (tmp_path / "m.sky").exists()
+
+
+def test_hdf5_under_mpiexec_each_rank_reads_its_rows_and_reaches_the_serial_model(
+        mpiexec, libsvm_file, tmp_path):
+    h5py = pytest.importorskip("h5py", reason="h5py is not installed (pip install '.[test]')")
+    _, X, y = libsvm_file
+    path = tmp_path / "pendigits.h5"
+    with h5py.File(path, "w") as f:
+        f["rows"] = X.astype(np.float32)
+        f["labels"] = y
+    shares = run([mpiexec, "-n", "2", sys.executable, str(READ_ROWS), str(path),
+                  str(tmp_path / "part"), "rows", "labels"], tmp_path)
+    assert shares.returncode == 0, shares.stderr
+    parts = [np.load(tmp_path / f"part.rank{r}.npz") for r in range(2)]
+    assert [len(p["X"]) for p in parts] == [500, 500]           # rows [0, 500) and [500, 1000)
+    np.testing.assert_array_equal(np.vstack([p["X"] for p in parts]), X.astype(np.float32))
+    np.testing.assert_array_equal(np.concatenate([p["y"] for p in parts]), y)
+    options = ["--x-dataset", "rows", "--y-dataset", "labels", "--loss", "squared", "--sigma",
+               "0.6", "--features", "128", "--alpha", "1e-4", "--tol", "1e-9", "--iters",
+               "3000", "--threads", "1", "-q"]
+    serial = run([sys.executable, "-m", "skylite", "train", str(path), "-m",
+                  str(tmp_path / "serial.sky"), *options], tmp_path)
+    assert serial.returncode == 0, serial.stderr
+    ranks = run([mpiexec, "-n", "2", sys.executable, "-m", "skylite", "train", str(path),
+                 "-m", str(tmp_path / "ranks.sky"), *options], tmp_path)
+    assert ranks.returncode == 0, ranks.stderr
+    assert "1000 rows over 2 ranks, 16 features" in ranks.stdout
+    one, two = (skylite.load(tmp_path / f"{name}.sky") for name in ("serial", "ranks"))
+    f_one, f_two = one.objective(X, y), two.objective(X, y)
+    assert abs(f_two - f_one) <= 1e-6 * abs(f_one)

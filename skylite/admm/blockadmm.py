@@ -36,13 +36,17 @@ from .checkpoint import (checkpoint_file, data_checksum, load_checkpoint, remove
                          save_checkpoint)
 from .iteration import (ConvergenceError, Iteration, RowData, State, balanced_rho,
                         residuals)
-from .memory import (WideInputWarning, available_memory_bytes, footprint, format_bytes,
-                     plan_cache, refusal, wide_input_message)
+from .memory import (MemoryRefused, WideInputWarning, available_memory_bytes, footprint,
+                     format_bytes, plan_cache, refusal, wide_input_message)
 
 __all__ = ["BlockADMM", "ConvergenceError", "ConvergenceWarning"]
 
 _N_SUMS = len(Iteration.SUMS)
 _ACCELERATIONS = ("anderson", None)
+# The automatic row-block plan (`BlockADMM._plan_memory`) splits the rows into at most this
+# many blocks of at least this many rows.
+MAX_ROW_BLOCKS = 256
+MIN_BLOCK_ROWS = 1024
 
 
 class ConvergenceWarning(UserWarning):
@@ -76,18 +80,23 @@ class BlockADMM:
         (`skylite.admm.acceleration`).
     anderson_memory : int >= 1, default=5
         The number of past iterations Anderson combines.
-    n_row_blocks : int, default=1
-        Row blocks of this process (simulated; under `comm` each rank holds its own,
-        normally 1).
+    n_row_blocks : int or None, default=None
+        Row blocks of this process (under `comm` each rank holds its own).  None: the
+        fewest that keep the working memory within the memory budget (`_plan_memory`; 1
+        unless the rows are many): each row block has its own factors, and the sweep's
+        per-thread feature block is n_i x s_j, so splitting the rows bounds that buffer at
+        the cost of R + 1 copies in the consensus.
     n_threads : int or None, default=None
         Threads (None: all cores).  The result does not depend on it (bitwise).
     memory_budget : int or None, default=None
-        Bytes for caching Z blocks / map parameters beyond the working memory; 0 caches
-        nothing, None takes half of the machine's available memory.  The working memory
-        (`memory_footprint_`, skylite.admm.memory) is checked against the available memory
-        before anything is allocated: a run that does not fit raises
-        skylite.admm.memory.MemoryRefused (a MemoryError) saying what to change, and the
-        caches get at most what is left.
+        Bytes this process may allocate for the run (the input rows are not counted): the
+        working memory (`memory_footprint_`, skylite.admm.memory) first, with as many row
+        blocks as it takes to fit (n_row_blocks=None), then caches of Z blocks and map
+        parameters in what is left.  None takes half of the machine's available memory; 0
+        caches nothing (the paper's pure regeneration; row blocks are then planned against
+        half the available memory).  Everything is counted before anything is allocated: a
+        run that cannot fit raises skylite.admm.memory.MemoryRefused (a MemoryError) saying
+        what to change.
     precision : {"float64", "float32"}, default="float64"
         The precision of the feature blocks (transform, cache and the products with them);
         the state is float64.
@@ -119,7 +128,7 @@ class BlockADMM:
 
     def __init__(self, feature_map, loss, regularizer, alpha, *, rho=1.0, max_iter=500,
                  tol=1e-3, relaxation=1.8, acceleration=None, anderson_memory=5,
-                 n_row_blocks=1, n_threads=None, memory_budget=None, precision="float64",
+                 n_row_blocks=None, n_threads=None, memory_budget=None, precision="float64",
                  adapt_rho=True, verbose=False, callback=None, validation=None, comm=None,
                  checkpoint=None, checkpoint_every=10):
         self.feature_map = feature_map
@@ -137,7 +146,9 @@ class BlockADMM:
                              f"got {acceleration!r}")
         self.acceleration = acceleration
         self.anderson_memory = check_positive(anderson_memory, "anderson_memory", integer=True)
-        self.n_row_blocks = check_positive(n_row_blocks, "n_row_blocks", integer=True)
+        if n_row_blocks is not None:
+            check_positive(n_row_blocks, "n_row_blocks", integer=True)
+        self.n_row_blocks = n_row_blocks
         self.n_threads = resolve_threads(n_threads)
         if memory_budget is not None:
             check_positive(memory_budget, "memory_budget", allow_zero=True)
@@ -156,8 +167,8 @@ class BlockADMM:
 
     # ---- setup ----
 
-    def _row_ranges(self, n):
-        R = self.n_row_blocks
+    @staticmethod
+    def _row_ranges(n, R):
         if R > n:
             raise ValueError(f"n_row_blocks ({R}) cannot exceed the number of rows ({n})")
         bounds = np.linspace(0, n, R + 1).round().astype(int)
@@ -169,6 +180,60 @@ class BlockADMM:
                          single=self.precision == "float32", relaxed=self.relaxation != 1.0,
                          anderson_memory=(self.anderson_memory if self.acceleration else None),
                          input_copy=input_copy)
+
+    def _plan_memory(self, X, Y, ranks_on_node):
+        """The row blocks and the cache budget of this process, before anything is allocated.
+
+        The budget B is `memory_budget`, or half the available memory (None, or 0 which only
+        turns the caches off).  R is n_row_blocks if given, else the fewest row blocks (up to
+        MAX_ROW_BLOCKS, at least MIN_BLOCK_ROWS rows each) whose working memory fits in B;
+        when none does, the R of least working memory is taken if it fits in the available
+        memory and no budget was set.  Sets n_row_blocks_, memory_footprint_ and the cache
+        budget (B minus the working memory, 0 for memory_budget=0), or raises MemoryRefused.
+        """
+        op = self.feature_map.transform_op_
+        n, m = Y.shape
+        converted = self.precision == "float32" and X.dtype != np.float32
+        input_copy = (X.data.nbytes // 2 + X.indices.nbytes + X.indptr.nbytes
+                      if sp.issparse(X) else X.nbytes // 2) if converted else 0
+        available = available_memory_bytes() // ranks_on_node
+        given = self.memory_budget if self.memory_budget else None
+        budget = given if given is not None else available // 2
+
+        def need(R):
+            return self._footprint(op, [b - a for a, b in self._row_ranges(n, R)], m,
+                                   input_copy)
+
+        if self.n_row_blocks is not None:
+            R = self.n_row_blocks
+            plan = need(R)
+        else:
+            most = max(1, min(MAX_ROW_BLOCKS, n // MIN_BLOCK_ROWS))
+            R, plan = 1, need(1)
+            best = (plan.total, R, plan)
+            while plan.total > budget and R < most:
+                R += 1
+                plan = need(R)
+                best = min(best, (plan.total, R, plan), key=lambda b: b[0])
+            if plan.total > budget:
+                _, R, plan = best
+        if plan.total > available:
+            rows = [b - a for a, b in self._row_ranges(n, R)]
+            raise refusal(plan, available, self.feature_map,
+                          self._fitting_blocks(rows, m, input_copy, available))
+        if given is not None and plan.total > given:
+            raise MemoryRefused(
+                f"memory_budget={format_bytes(given)} is less than this run's working memory, "
+                f"{plan.describe()} at the least (with {R} row block{'s' * (R > 1)}); raise "
+                f"memory_budget, or use more column blocks or fewer features "
+                f"(docs/choosing_parameters.md, n_blocks and memory_budget)")
+        wide = wide_input_message(plan, self.feature_map)
+        if wide:
+            warnings.warn(wide, WideInputWarning, stacklevel=4)
+        self.n_row_blocks_ = R
+        self.memory_footprint_ = plan
+        self._cache_budget = (0 if self.memory_budget == 0 else
+                              max(0, min(budget, available) - plan.total))
 
     def _fitting_blocks(self, block_rows, m, input_copy, available):
         """The smallest number of column blocks (doubling, up to s and 4096) whose working
@@ -188,35 +253,23 @@ class BlockADMM:
         return None
 
     def _setup(self, X, Y, n):
-        """Validate the targets for the loss, check that the run fits in memory, allocate
-        the state and the column blocks; n is the global number of rows (the scale c uses
-        it)."""
+        """Validate the targets for the loss and allocate the state and the column blocks
+        by the memory plan (`_plan_memory`); n is the global number of rows (the scale c
+        uses it)."""
         self.loss.value(np.zeros_like(Y), Y)     # the loss's target checks, once
         op = self.feature_map.transform_op_
         m, s = Y.shape[1], op.n_features
         single = self.precision == "float32"
-        converted = single and X.dtype != np.float32
-        input_copy = (X.data.nbytes // 2 + X.indices.nbytes + X.indptr.nbytes
-                      if sp.issparse(X) else X.nbytes // 2) if converted else 0
-        ranges = self._row_ranges(Y.shape[0])
+        ranges = self._row_ranges(Y.shape[0], self.n_row_blocks_)
         block_rows = [stop - start for start, stop in ranges]
-        need = self._footprint(op, block_rows, m, input_copy)
-        available = available_memory_bytes() // getattr(self, "_ranks_on_node", 1)
-        if need.total > available:
-            raise refusal(need, available, self.feature_map,
-                          self._fitting_blocks(block_rows, m, input_copy, available))
-        wide = wide_input_message(need, self.feature_map)
-        if wide:
-            warnings.warn(wide, WideInputWarning, stacklevel=4)
-        budget = available // 2 if self.memory_budget is None else self.memory_budget
-        budget = min(budget, available - need.total)   # caches only in what is left
+        budget = self._cache_budget
         X = X.astype(np.float32 if single else np.float64, copy=False)
         self.scale_ = 1.0 / np.sqrt(self.alpha * n) if self.alpha > 0 else 1.0
         sizes = list(np.diff(op.block_offsets))
         self.rows_ = []
         for start, stop in ranges:
             plan = plan_cache(sizes, [op.n_params(j) for j in range(op.n_blocks)],
-                              stop - start, budget // self.n_row_blocks, single)
+                              stop - start, budget // len(ranges), single)
             rows = X[start:stop]          # X is validated; a CSR slice needs its index dtypes
             if sp.issparse(rows):
                 rows = with_native_index_dtypes(rows)
@@ -224,8 +277,7 @@ class BlockADMM:
                                    self.scale_)
             self.rows_.append(RowData(rows, Y[start:stop], columns))
         self.cache_plan = plan      # every row block gets the same share of the budget
-        self.memory_footprint_ = need
-        self.memory_estimate_ = need.total + plan.used * len(ranges)
+        self.memory_estimate_ = self.memory_footprint_.total + plan.used * len(ranges)
         self.state_ = State(s, m, block_rows)
         self.iteration_ = Iteration(self.loss, self.regularizer, self.alpha, self.scale_, n,
                                     op.n_blocks, self.relaxation, self.n_threads)
@@ -263,9 +315,10 @@ class BlockADMM:
         n_local, m = Y.shape
         ckpt_file = (checkpoint_file(self.checkpoint, dist.rank, dist.size)
                      if self.checkpoint is not None else None)
-        local = (n_local, X.shape[1], m, self.n_row_blocks,
-                 ckpt_file is not None and os.path.exists(ckpt_file), self._settings(W0),
-                 dist.ranks_on_node())
+        on_node = dist.ranks_on_node()
+        dist.agree(self._plan_memory, X, Y, on_node)
+        local = (n_local, X.shape[1], m, self.n_row_blocks_,
+                 ckpt_file is not None and os.path.exists(ckpt_file), self._settings(W0))
         ranks = dist.allgather(local)
         if len({r[2] for r in ranks}) > 1:
             raise ValueError(f"the ranks' targets have different numbers of columns "
@@ -274,7 +327,6 @@ class BlockADMM:
         if differ:
             raise ValueError(f"the ranks were given different {', '.join(differ)}; every "
                              f"rank must pass the same settings (control flow is collective)")
-        self._ranks_on_node = ranks[dist.rank][6]
         n = int(sum(r[0] for r in ranks))
         R = int(sum(r[3] for r in ranks))
         self.n_rows_, self.n_row_blocks_total_ = n, R
@@ -292,7 +344,9 @@ class BlockADMM:
                   f"R={R} ranks={dist.size} C={op.n_blocks} threads={self.n_threads} "
                   f"{self.precision} acceleration={self.acceleration} "
                   f"relaxation={self.relaxation:g}; "
-                  f"memory {self.memory_footprint_.describe()} + caches "
+                  f"row blocks {self.n_row_blocks_} per process of up to "
+                  f"{max(b - a for a, b in self._row_ranges(n_local, self.n_row_blocks_)):,}"
+                  f" rows; memory {self.memory_footprint_.describe()} + caches "
                   f"{format_bytes(self.memory_estimate_ - self.memory_footprint_.total)}"
                   f" (Z blocks {self.cache_plan.n_z_cached}/{op.n_blocks}, parameters "
                   f"{self.cache_plan.n_params_cached}/{op.n_blocks})")
@@ -511,7 +565,7 @@ class BlockADMM:
         return {"n": self.n_rows_, "d": int(X.shape[1]), "s": int(op.n_features),
                 "m": int(Y.shape[1]), "R": self.n_row_blocks_total_, "P": dist.size,
                 "rank": dist.rank, "row_start": self._row_start, "n_local": int(Y.shape[0]),
-                "R_local": self.n_row_blocks, "map": self.feature_map.to_dict(),
+                "R_local": self.n_row_blocks_, "map": self.feature_map.to_dict(),
                 "alpha": float(self.alpha), "loss": {"name": self.loss.name,
                                                      "params": self.loss.get_params()},
                 "regularizer": self.regularizer.name, "precision": self.precision,

@@ -1,0 +1,256 @@
+"""Scale: skylite against exact SVC and RBFSampler + SGD on deformed MNIST, n = 60k to 1M.
+
+    python benchmarks/deformed_mnist.py 1000000 DATA/dm1m --jobs 2      # the rows (once)
+    python benchmarks/bench_scale.py run skylite --n 60000 --data DATA/dm1m
+    python benchmarks/bench_scale.py run svc --n 240000 --data DATA/dm1m --cap 3600
+    python benchmarks/bench_scale.py run rbf-sgd --n 60000 --data DATA/dm1m
+    python benchmarks/bench_scale.py report --plot docs/images/scale.png
+
+Training rows are the first n rows of the deformed-digit stream (skylite.datasets.
+deformed_digits, seed 0): row k is a pure function of (seed, k), so the 60k set is a prefix of
+the 240k set, which is a prefix of the 1M set.  Every contender is evaluated once on the real
+10,000 MNIST test digits (../shared/data/mnist.npz), never on generated rows.
+
+Protocols, fixed a priori (nothing is chosen by looking at test accuracy):
+
+- skylite: KernelSVC, Gaussian kernel, sigma = 6, Fastfood (the fastest Gaussian map),
+  s = 16384, float32, alpha = 1 / (n C) with C = 10 (the exact SVC's C), tol = 1e-3, early
+  stopping on the last 10,000 of the n rows (a contiguous split of i.i.d. rows: X and X_val are
+  views of the memory-mapped file, nothing is copied), patience 10 iterations; it trains on
+  the other n - 10,000 rows and keeps the best validated iterate.
+- exact SVC: scikit-learn's SVC (libsvm), C = 10, gamma = 1/72 (= 1 / (2 sigma^2)), all n
+  rows, cache_size 2000 MB.  A fit that runs past --cap seconds is stopped and reported as
+  "> cap".
+- RBFSampler + SGDClassifier: scikit-learn's RBFSampler(gamma=1/72, n_components=8192),
+  float32, then SGDClassifier(loss="hinge", alpha = 1 / (n C)) with its own early stopping
+  (validation_fraction 0.1 of the training rows).  Z (n x 8192) is materialized: the run is
+  refused when it would not fit in the machine's memory, and the table says why.
+
+Each `run` is its own process (its peak RSS is its own) and appends one JSON line to
+--results (default benchmarks/results/scale.jsonl); `report` prints the table of the last
+result of every (contender, n) and draws accuracy and time against n.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _memory import peak_rss  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+MNIST = HERE.parent.parent / "shared" / "data" / "mnist.npz"
+RESULTS = HERE / "results" / "scale.jsonl"
+SIGMA, C_SVC, FEATURES, RBF_FEATURES, VALIDATION_ROWS = 6.0, 10.0, 16384, 8192, 10000
+CONTENDERS = ("skylite", "svc", "rbf-sgd")
+LABELS = {"skylite": "skylite KernelSVC (Fastfood, s=16384, early stopping)",
+          "svc": "exact SVC (libsvm, C=10)",
+          "rbf-sgd": "RBFSampler (s=8192) + SGDClassifier"}
+
+
+def training_rows(prefix, n):
+    """Rows [0, n) of the deformed stream, memory-mapped (float32) and their labels."""
+    X = np.load(f"{prefix}.X.npy", mmap_mode="r")
+    y = np.load(f"{prefix}.y.npy", mmap_mode="r")
+    if len(X) < n:
+        sys.exit(f"{prefix}.X.npy has {len(X):,} rows, fewer than n = {n:,}: generate more "
+                 f"with benchmarks/deformed_mnist.py")
+    return X[:n], np.asarray(y[:n])
+
+
+def test_rows():
+    with np.load(MNIST) as z:
+        return z["X_test"], z["y_test"]
+
+
+def run_skylite(X, y, n, threads, memory_budget=None):
+    from skylite import KernelSVC
+    fit_rows = n - VALIDATION_ROWS
+    model = KernelSVC(sigma=SIGMA, n_features=FEATURES, method="fastfood", precision="float32",
+                      alpha=1.0 / (n * C_SVC), n_iter_no_change=10, n_threads=threads,
+                      memory_budget=memory_budget, random_state=0, verbose=True)
+    start = time.perf_counter()
+    model.fit(X[:fit_rows], y[:fit_rows], X_val=X[fit_rows:], y_val=y[fit_rows:])
+    fit = time.perf_counter() - start
+    return model, fit, {"iterations": model.n_iter_, "best_iteration": model.best_iteration_,
+                        "row_blocks": model.n_row_blocks_,
+                        "validation": max(r["validation"] for r in model.history_),
+                        "phases": {k: round(v, 1) for k, v in model.phase_seconds_.items()}}
+
+
+def run_svc(X, y, n, threads, memory_budget=None):
+    from sklearn.svm import SVC
+    model = SVC(C=C_SVC, gamma=1.0 / (2 * SIGMA**2), cache_size=2000)
+    start = time.perf_counter()
+    model.fit(np.asarray(X, dtype=np.float64), y)
+    return model, time.perf_counter() - start, {"support_vectors": int(model.n_support_.sum())}
+
+
+def run_rbf_sgd(X, y, n, threads, memory_budget=None):
+    from sklearn.kernel_approximation import RBFSampler
+    from sklearn.linear_model import SGDClassifier
+    from sklearn.pipeline import make_pipeline
+
+    from skylite.admm.memory import available_memory_bytes, format_bytes
+    need = 2 * n * RBF_FEATURES * 4          # Z in float32, and SGD's float64 row copies
+    if need > available_memory_bytes():
+        return None, None, {"refused": f"Z is {n:,} x {RBF_FEATURES} (float32 "
+                                       f"{format_bytes(n * RBF_FEATURES * 4)}, plus a "
+                                       f"validation copy): needs about {format_bytes(need)}, "
+                                       f"{format_bytes(available_memory_bytes())} available"}
+    model = make_pipeline(RBFSampler(gamma=1.0 / (2 * SIGMA**2), n_components=RBF_FEATURES,
+                                     random_state=0),
+                          SGDClassifier(loss="hinge", alpha=1.0 / (n * C_SVC),
+                                        early_stopping=True, random_state=0))
+    start = time.perf_counter()
+    model.fit(np.asarray(X), y)
+    return model, time.perf_counter() - start, {"epochs": int(model[-1].n_iter_)}
+
+
+RUNNERS = {"skylite": run_skylite, "svc": run_svc, "rbf-sgd": run_rbf_sgd}
+
+
+def child(args):
+    """One contender at one n, in this process; prints its result as a JSON line."""
+    X, y = training_rows(args.data, args.n)
+    Xt, yt = test_rows()
+    model, fit, detail = RUNNERS[args.contender](X, y, args.n, args.threads,
+                                                 args.memory_budget)
+    result = {"contender": args.contender, "n": args.n, "threads": args.threads,
+              "detail": detail}
+    if model is not None:
+        start = time.perf_counter()
+        predicted = model.predict(Xt)
+        result.update(fit_seconds=round(fit, 1),
+                      predict_seconds=round(time.perf_counter() - start, 2),
+                      accuracy=float(np.mean(predicted == yt)))
+    result["peak_rss"] = peak_rss()
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+def run(args):
+    """The contender in a child process, capped at --cap seconds; appends the result."""
+    command = [sys.executable, __file__, "child", args.contender, "--n", str(args.n),
+               "--data", args.data, "--threads", str(args.threads)]
+    if args.memory_budget is not None:
+        command += ["--memory-budget", str(args.memory_budget)]
+    started = time.strftime("%Y-%m-%d %H:%M")
+    result = None
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as child_process:
+        timer = threading.Timer(args.cap, child_process.kill)
+        timer.start()
+        for line in child_process.stdout:         # the child's progress, passed through
+            if line.startswith("RESULT "):
+                result = json.loads(line[len("RESULT "):])
+            else:
+                print(line, end="", flush=True)
+        child_process.wait()
+        capped = not timer.is_alive()
+        timer.cancel()
+    if capped:
+        result = {"contender": args.contender, "n": args.n, "threads": args.threads,
+                  "capped": args.cap, "detail": {}}
+    elif result is None:
+        sys.exit(f"{args.contender} at n = {args.n} failed (exit {child_process.returncode})")
+    result["started"] = started
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    with open(args.results, "a") as f:
+        f.write(json.dumps(result) + "\n")
+    print(json.dumps(result))
+
+
+def latest(results):
+    """The last result of every (contender, n)."""
+    table = {}
+    with open(results) as f:
+        for line in f:
+            r = json.loads(line)
+            table[r["contender"], r["n"]] = r
+    return table
+
+
+def cell_time(r):
+    if "capped" in r:
+        return f"> {r['capped'] / 3600:g} h" if r["capped"] >= 3600 else f"> {r['capped']} s"
+    return "" if "fit_seconds" not in r else f"{r['fit_seconds']:,.0f} s"
+
+
+def report(args):
+    table = latest(args.results)
+    print("| contender | n | fit | predict 10k | test accuracy | peak RSS | detail |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for (contender, n), r in sorted(table.items(), key=lambda kv: (CONTENDERS.index(kv[0][0]),
+                                                                   kv[0][1])):
+        accuracy = f"{100 * r['accuracy']:.2f}%" if "accuracy" in r else ""
+        rss = f"{r['peak_rss'] / 2**30:.1f} GiB" if "peak_rss" in r else ""
+        predict = f"{r['predict_seconds']:.1f} s" if "predict_seconds" in r else ""
+        detail = r["detail"].get("refused") or ", ".join(
+            f"{k} {v}" for k, v in r["detail"].items() if k != "phases")
+        print(f"| {LABELS[contender]} | {n:,} | {cell_time(r) or 'not run'} | {predict} | "
+              f"{accuracy} | {rss} | {detail} |")
+    if args.plot:
+        plot(table, args.plot)
+
+
+def plot(table, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for contender in CONTENDERS:
+        rows = sorted((n, r) for (c, n), r in table.items() if c == contender)
+        fitted = [(n, r) for n, r in rows if "accuracy" in r]
+        if fitted:
+            left.plot([n for n, _ in fitted], [100 * r["accuracy"] for _, r in fitted], "o-",
+                      label=LABELS[contender])
+            right.plot([n for n, _ in fitted], [r["fit_seconds"] for _, r in fitted], "o-",
+                       label=LABELS[contender])
+        for n, r in rows:
+            if "capped" in r:
+                right.plot([n], [r["capped"]], "^", color="gray")
+                right.annotate(f"> {r['capped'] / 3600:g} h (stopped)", (n, r["capped"]),
+                               textcoords="offset points", xytext=(4, 4), fontsize=8)
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_xlabel("training rows n (deformed MNIST)")
+        ax.grid(True, which="both", alpha=0.3)
+    left.set_ylabel("test accuracy on real MNIST (%)")
+    right.set_yscale("log")
+    right.set_ylabel("fit time (s)")
+    left.legend(fontsize=8)
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    print(f"wrote {path}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in ("run", "child"):
+        p = commands.add_parser(name)
+        p.add_argument("contender", choices=CONTENDERS)
+        p.add_argument("--n", type=int, required=True, help="training rows")
+        p.add_argument("--data", required=True,
+                       help="prefix of the deformed_mnist.py npy files (PREFIX.X.npy)")
+        p.add_argument("--threads", type=int, default=os.cpu_count())
+        p.add_argument("--cap", type=float, default=3600, help="seconds before a run is stopped")
+        p.add_argument("--memory-budget", type=int, default=None,
+                       help="skylite's memory_budget in bytes (default: half the available "
+                            "memory)")
+        p.add_argument("--results", type=Path, default=RESULTS)
+    p = commands.add_parser("report")
+    p.add_argument("--results", type=Path, default=RESULTS)
+    p.add_argument("--plot", help="write the figure (needs matplotlib)")
+    args = parser.parse_args()
+    {"run": run, "child": child, "report": report}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
