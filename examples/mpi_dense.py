@@ -16,6 +16,7 @@ its own file, or stream its rows (benchmarks/bench_mpi.py's read_npz_rows does).
 The test set is split over the ranks as well: ``score`` is a global accuracy (counts summed
 over ranks), printed by rank 0.
 """
+# sphinx_gallery_thumbnail_path = "images/mpi_scaling.png"
 import argparse
 import time
 import warnings
