@@ -317,11 +317,22 @@ cdef class RealTargetLoss(Loss):
                                  n_threads)
 
 
+# The docstrings of the loss classes with parameters start with the constructor's signature,
+# "Name(...)" then a line "--" (CPython's __text_signature__ convention): a Cython class has no
+# signature of its own, and inspect.signature, help() and the API reference need one.
 cdef class SquaredLoss(RealTargetLoss):
-    """Squared loss V(y, o) = 1/2 ||o - y||^2.
+    """SquaredLoss(classification=False)
+--
+
+    Squared loss V(y, o) = 1/2 ||o - y||^2.
 
     prox: x = (v + t y) / (1 + t), computed as v/(1+t) + y t/(1+t).  Gradient: o - y.
-    Targets: real, or +/-1 coded with classification=True (see RealTargetLoss).
+
+    Parameters
+    ----------
+    classification : bool, default=False
+        False: the targets are real (regression).  True: they are class labels coded
+        one-vs-rest +/-1 (see `skylite.prox.coding`), which the fronts check.
     """
     name = "squared"
 
@@ -347,11 +358,19 @@ cdef class SquaredLoss(RealTargetLoss):
 
 
 cdef class AbsoluteLoss(RealTargetLoss):
-    """Least absolute deviations (LAD, L1) loss V(y, o) = ||o - y||_1.
+    """AbsoluteLoss(classification=False)
+--
+
+    Least absolute deviations (LAD, L1) loss V(y, o) = ||o - y||_1.
 
     prox, per coordinate: x = y + soft_threshold(v - y, t), i.e. v - t if v - y > t,
     v + t if v - y < -t, and y otherwise.  Subgradient: sign(o - y) (0 where o = y).
-    Targets: real, or +/-1 coded with classification=True (see RealTargetLoss).
+
+    Parameters
+    ----------
+    classification : bool, default=False
+        False: the targets are real (regression).  True: they are class labels coded
+        one-vs-rest +/-1 (see `skylite.prox.coding`), which the fronts check.
     """
     name = "lad"
 
@@ -517,7 +536,10 @@ cdef double _logistic_objective(const double *x, const double *v, Py_ssize_t c, 
 
 
 cdef class LogisticLoss(Loss):
-    """Multinomial logistic loss V(y, o) = logsumexp(o) - o . y, y a one-hot row (checked).
+    """LogisticLoss(tol=1e-10, max_iter=100)
+--
+
+    Multinomial logistic loss V(y, o) = logsumexp(o) - o . y, y a one-hot row (checked).
 
     prox: per row, minimize phi(x) = t (lse(x) - x . y) + 1/2 ||x - v||^2 by damped Newton.
     With p = softmax(x), the gradient is g = t (p - y) + x - v and the Hessian
@@ -545,7 +567,13 @@ cdef class LogisticLoss(Loss):
     is computed as -sum_{k != c} p_k, without cancellation.
 
     Gradient: softmax(o) - y.
-    tol: relative tolerance (default 1e-10); max_iter: Newton steps per row (default 100).
+
+    Parameters
+    ----------
+    tol : float > 0, default=1e-10
+        The relative tolerance of the Newton iteration (see Stop above).
+    max_iter : int, default=100
+        The most Newton steps per row.
     """
     name = "logistic"
     coding = "onehot"
