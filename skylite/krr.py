@@ -191,14 +191,8 @@ def pcg_dual_coef(kernel, X, Y, alpha, feature_map, *, tol=1e-6, max_iter=500,
 
     Parameters
     ----------
-    kernel : skylite.kernels.Kernel
-        The kernel k.
-    X : array-like or CSR matrix of shape (n, d)
-        Training rows.
-    Y : array-like of shape (n, m) or (n,)
-        Targets.
-    alpha : float > 0
-        The regularization weight (lam = n alpha).
+    kernel, X, Y, alpha
+        As for `exact_dual_coef`.
     feature_map : skylite.sketch.FeatureMap
         The preconditioner's map (fitted or not; fitted on X here if not).
     tol : float > 0, default=1e-6
@@ -280,12 +274,8 @@ def feature_ridge_coef(feature_map, X, Y, alpha):
     ----------
     feature_map : skylite.sketch.FeatureMap
         A fitted map z.
-    X : array-like or CSR matrix of shape (n, d)
-        Training rows.
-    Y : array-like of shape (n, m) or (n,)
-        Targets.
-    alpha : float > 0
-        The regularization weight (lam = n alpha).
+    X, Y, alpha
+        As for `exact_dual_coef`.
 
     Returns
     -------
