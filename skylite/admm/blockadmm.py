@@ -344,9 +344,9 @@ class BlockADMM:
                   f"R={R} ranks={dist.size} C={op.n_blocks} threads={self.n_threads} "
                   f"{self.precision} acceleration={self.acceleration} "
                   f"relaxation={self.relaxation:g}; "
-                  f"row blocks {self.n_row_blocks_} per process of up to "
+                  f"rows per row block <= "
                   f"{max(b - a for a, b in self._row_ranges(n_local, self.n_row_blocks_)):,}"
-                  f" rows; memory {self.memory_footprint_.describe()} + caches "
+                  f"; memory {self.memory_footprint_.describe()} + caches "
                   f"{format_bytes(self.memory_estimate_ - self.memory_footprint_.total)}"
                   f" (Z blocks {self.cache_plan.n_z_cached}/{op.n_blocks}, parameters "
                   f"{self.cache_plan.n_params_cached}/{op.n_blocks})")
