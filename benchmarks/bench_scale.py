@@ -206,19 +206,20 @@ def plot(table, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    for contender in CONTENDERS:
+    for color, contender in zip(("C0", "C1", "C2"), CONTENDERS):
         rows = sorted((n, r) for (c, n), r in table.items() if c == contender)
         fitted = [(n, r) for n, r in rows if "accuracy" in r]
         if fitted:
             left.plot([n for n, _ in fitted], [100 * r["accuracy"] for _, r in fitted], "o-",
-                      label=LABELS[contender])
+                      color=color, label=LABELS[contender])
             right.plot([n for n, _ in fitted], [r["fit_seconds"] for _, r in fitted], "o-",
-                       label=LABELS[contender])
+                       color=color, label=LABELS[contender])
         for n, r in rows:
-            if "capped" in r:
-                right.plot([n], [r["capped"]], "^", color="gray")
-                right.annotate(f"> {r['capped'] / 3600:g} h (stopped)", (n, r["capped"]),
-                               textcoords="offset points", xytext=(4, 4), fontsize=8)
+            if "capped" in r:       # a fit stopped at the cap: its time is a lower bound
+                right.plot([n], [r["capped"]], "^", color=color, markersize=9)
+                right.annotate(f"stopped at {r['capped'] / 3600:g} h", (n, r["capped"]),
+                               textcoords="offset points", xytext=(-90, 6), fontsize=8,
+                               color=color)
     for ax in (left, right):
         ax.set_xscale("log")
         ax.set_xlabel("training rows n (deformed MNIST)")

@@ -28,13 +28,38 @@ HDF5_SUFFIXES = (".h5", ".hdf5", ".hdf")
 
 
 def rank_rows(n, rank, size):
-    """The row range [start, stop) of `rank` out of `size` for n rows (near-equal shares)."""
+    """The rows of one MPI rank: near-equal, consecutive shares in rank order.
+
+    Parameters
+    ----------
+    n : int
+        The number of rows.
+    rank : int
+        This rank, 0 <= rank < size.
+    size : int
+        The number of ranks.
+
+    Returns
+    -------
+    tuple of int
+        (start, stop): the rank's rows are [start, stop), with start = n rank // size.
+    """
     return (n * rank) // size, (n * (rank + 1)) // size
 
 
 def labels_path(path):
-    """The labels file beside an `.npy` rows file: NAME.X.npy -> NAME.y.npy (what
-    benchmarks/deformed_mnist.py writes), else NAME.npy -> NAME.y.npy."""
+    """The labels file beside an `.npy` file of rows.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The rows: NAME.X.npy (what benchmarks/deformed_mnist.py writes) or NAME.npy.
+
+    Returns
+    -------
+    str
+        NAME.y.npy.
+    """
     path = os.fspath(path)
     if path.endswith(".X.npy"):
         return path[:-len(".X.npy")] + ".y.npy"
@@ -42,8 +67,23 @@ def labels_path(path):
 
 
 def open_npy(path):
-    """The array of an `.npy` file, memory-mapped read-only (no copy).  Raises
-    FileNotFoundError or ValueError naming the file."""
+    """The array of an `.npy` file, memory-mapped read-only (no copy).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The `.npy` file.
+
+    Returns
+    -------
+    numpy.memmap
+        The array, read-only.
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        A missing or unreadable file, named in the message.
+    """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such file: {path}")
@@ -54,7 +94,18 @@ def open_npy(path):
 
 
 def is_hdf5_dataset(obj):
-    """True for an h5py Dataset (checked without importing h5py)."""
+    """Whether `obj` is an h5py Dataset (checked without importing h5py).
+
+    Parameters
+    ----------
+    obj : object
+        Anything.
+
+    Returns
+    -------
+    bool
+        True for an h5py Dataset.
+    """
     return type(obj).__module__.startswith("h5py") and hasattr(obj, "id") and \
         hasattr(obj, "shape") and hasattr(obj, "dtype")
 
@@ -64,7 +115,21 @@ def hdf5_rows(dataset, start=0, stop=None):
 
     A contiguous, uncompressed dataset of a native float or integer dtype is memory-mapped
     straight from its file at its byte offset; any other (chunked, compressed, virtual) is
-    read into memory in its own dtype.  The result is read-only in the first case.
+    read into memory in its own dtype.
+
+    Parameters
+    ----------
+    dataset : h5py.Dataset
+        A dataset of rows (its first axis).
+    start : int, default=0
+        The first row.
+    stop : int or None, default=None
+        One past the last row (None: every row).
+
+    Returns
+    -------
+    numpy.ndarray
+        The rows: a read-only numpy.memmap for a contiguous dataset, else an array in memory.
     """
     n = dataset.shape[0]
     stop = n if stop is None else stop
@@ -79,10 +144,38 @@ def hdf5_rows(dataset, start=0, stop=None):
 
 
 def open_hdf5(path, x_name="X", y_name="y", *, rank=0, size=1, require_labels=True):
-    """(X, y) of this rank's rows of an HDF5 file with a 2-D dataset `x_name` and a 1-D (or
-    n x m) dataset `y_name`.  y is None when the file has no `y_name` and labels are not
-    required.  Raises ImportError (h5py missing) or ValueError / FileNotFoundError naming
-    the file and the problem (missing dataset, wrong shape, too few rows for the ranks)."""
+    """The rows and labels of an HDF5 file, or one rank's share of them.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The HDF5 file.
+    x_name : str, default="X"
+        The 2-D dataset of the rows (n x d).
+    y_name : str, default="y"
+        The dataset of the labels (n, or n x m).
+    rank : int, default=0
+        This rank; it gets rows `rank_rows(n, rank, size)`.
+    size : int, default=1
+        The number of ranks.
+    require_labels : bool, default=True
+        Whether a file without `y_name` is an error (else y is None).
+
+    Returns
+    -------
+    X : numpy.ndarray
+        The rows (memory-mapped when the dataset allows, see `hdf5_rows`).
+    y : numpy.ndarray or None
+        Their labels.
+
+    Raises
+    ------
+    ImportError
+        h5py is not installed.
+    FileNotFoundError, ValueError
+        A missing or unreadable file, a missing dataset, a wrong shape or too few rows for
+        the ranks; the message names the file.
+    """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such file: {path}")
