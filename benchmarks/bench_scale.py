@@ -195,7 +195,8 @@ def report(args):
         predict = f"{r['predict_seconds']:.1f} s" if "predict_seconds" in r else ""
         detail = r["detail"].get("refused") or ", ".join(
             f"{k} {v}" for k, v in r["detail"].items() if k != "phases")
-        print(f"| {LABELS[contender]} | {n:,} | {cell_time(r) or 'not run'} | {predict} | "
+        fit = cell_time(r) or ("refused" if "refused" in r["detail"] else "not run")
+        print(f"| {LABELS[contender]} | {n:,} | {fit} | {predict} | "
               f"{accuracy} | {rss} | {detail} |")
     if args.plot:
         plot(table, args.plot)
