@@ -78,14 +78,14 @@ def train(args, dist):
     start = time.perf_counter()
     X, y = read_rows(args.train, part="train", n_features=args.input_features,
                      zero_based=args.zero_based, comm=dist,
-                     **_array_options(args, args.train, labels=True))
+                     **_array_options(args, labels=True))
     if y is None:
         raise ValueError(f"{args.train}: no labels (y) to train on")
     X_val = y_val = None
     if args.val:
         X_val, y_val = read_rows(args.val, part="test", n_features=X.shape[1],
                                  zero_based=args.zero_based, comm=dist,
-                                 **_array_options(args, args.val, labels=False))
+                                 **_array_options(args, labels=False))
         if y_val is None:
             raise ValueError(f"{args.val}: no labels (y) to validate with")
     if args.threads is None and not dist.serial:     # share the node's cores among its ranks
@@ -187,7 +187,7 @@ def predict(args, dist):
     if args.test == "-":
         return _predict_stream(model, args)
     X, y = read_rows(args.test, part="test", n_features=model.n_features_in_,
-                     zero_based=args.zero_based, **_array_options(args, args.test, labels=True))
+                     zero_based=args.zero_based, **_array_options(args, labels=True))
     predicted = model.predict(X)
     lines = _prediction_lines(model, X, predicted, args.decision_values)
     summary = sys.stdout
@@ -354,7 +354,7 @@ _APPLIES = {
 }
 
 
-def _array_options(args, path, *, labels):
+def _array_options(args, *, labels):
     """read_rows keywords from --x-dataset / --y-dataset (HDF5 files) and --labels (an .npy
     file's labels; with labels=False not passed on: a validation .npy file has its own)."""
     options = {"x_dataset": args.x_dataset or "X", "y_dataset": args.y_dataset or "y"}

@@ -24,6 +24,25 @@ def run(command, cwd):
                           cwd=cwd)
 
 
+def train_serially_and_on_two_ranks(mpiexec, path, X, y, tmp_path, extra=()):
+    """`skylite train path` in one process and under `mpiexec -n 2` (squared loss to a tight
+    tol); checks both succeed, the ranks saw all 1000 rows, and the two models' objectives on
+    (X, y) agree to 1e-6.  Returns the mpiexec process and the two models."""
+    options = [*extra, "--loss", "squared", "--sigma", "0.6", "--features", "128", "--alpha",
+               "1e-4", "--tol", "1e-9", "--iters", "3000", "--threads", "1", "-q"]
+    serial = run([sys.executable, "-m", "skylite", "train", str(path), "-m",
+                  str(tmp_path / "serial.sky"), *options], tmp_path)
+    assert serial.returncode == 0, serial.stderr
+    ranks = run([mpiexec, "-n", "2", sys.executable, "-m", "skylite", "train", str(path),
+                 "-m", str(tmp_path / "ranks.sky"), *options], tmp_path)
+    assert ranks.returncode == 0, ranks.stderr
+    assert "1000 rows over 2 ranks, 16 features" in ranks.stdout
+    one, two = (skylite.load(tmp_path / f"{name}.sky") for name in ("serial", "ranks"))
+    f_one, f_two = one.objective(X, y), two.objective(X, y)
+    assert abs(f_two - f_one) <= 1e-6 * abs(f_one)
+    return ranks, one, two
+
+
 @pytest.fixture(scope="module")
 def libsvm_file(tmp_path_factory, pendigits):
     X, y = pendigits[0][:1000] / 100.0, pendigits[1][:1000]
@@ -50,19 +69,8 @@ def test_ranks_read_disjoint_shares_that_make_the_whole_file(mpiexec, libsvm_fil
 
 def test_mpiexec_train_reaches_the_serial_model(mpiexec, libsvm_file, tmp_path):
     path, X, y = libsvm_file
-    options = ["--loss", "squared", "--sigma", "0.6", "--features", "128", "--alpha", "1e-4",
-               "--tol", "1e-9", "--iters", "3000", "--threads", "1", "-q"]
-    serial = run([sys.executable, "-m", "skylite", "train", str(path), "-m",
-                  str(tmp_path / "serial.sky"), *options], tmp_path)
-    assert serial.returncode == 0, serial.stderr
-    ranks = run([mpiexec, "-n", "2", sys.executable, "-m", "skylite", "train", str(path),
-                 "-m", str(tmp_path / "ranks.sky"), *options], tmp_path)
-    assert ranks.returncode == 0, ranks.stderr
+    ranks, one, two = train_serially_and_on_two_ranks(mpiexec, path, X, y, tmp_path)
     assert ranks.stdout.count("trained KernelRidge") == 1          # rank 0 prints
-    assert "1000 rows over 2 ranks, 16 features" in ranks.stdout
-    one, two = (skylite.load(tmp_path / f"{name}.sky") for name in ("serial", "ranks"))
-    f_one, f_two = one.objective(X, y), two.objective(X, y)
-    assert abs(f_two - f_one) <= 1e-6 * abs(f_one)
     np.testing.assert_allclose(two.predict(X), one.predict(X), rtol=1e-4, atol=1e-4)
 
 
@@ -97,16 +105,5 @@ def test_hdf5_under_mpiexec_each_rank_reads_its_rows_and_reaches_the_serial_mode
     assert [len(p["X"]) for p in parts] == [500, 500]           # rows [0, 500) and [500, 1000)
     np.testing.assert_array_equal(np.vstack([p["X"] for p in parts]), X.astype(np.float32))
     np.testing.assert_array_equal(np.concatenate([p["y"] for p in parts]), y)
-    options = ["--x-dataset", "rows", "--y-dataset", "labels", "--loss", "squared", "--sigma",
-               "0.6", "--features", "128", "--alpha", "1e-4", "--tol", "1e-9", "--iters",
-               "3000", "--threads", "1", "-q"]
-    serial = run([sys.executable, "-m", "skylite", "train", str(path), "-m",
-                  str(tmp_path / "serial.sky"), *options], tmp_path)
-    assert serial.returncode == 0, serial.stderr
-    ranks = run([mpiexec, "-n", "2", sys.executable, "-m", "skylite", "train", str(path),
-                 "-m", str(tmp_path / "ranks.sky"), *options], tmp_path)
-    assert ranks.returncode == 0, ranks.stderr
-    assert "1000 rows over 2 ranks, 16 features" in ranks.stdout
-    one, two = (skylite.load(tmp_path / f"{name}.sky") for name in ("serial", "ranks"))
-    f_one, f_two = one.objective(X, y), two.objective(X, y)
-    assert abs(f_two - f_one) <= 1e-6 * abs(f_one)
+    train_serially_and_on_two_ranks(mpiexec, path, X, y, tmp_path,
+                                    ["--x-dataset", "rows", "--y-dataset", "labels"])

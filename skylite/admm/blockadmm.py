@@ -217,10 +217,11 @@ class BlockADMM:
                 best = min(best, (plan.total, R, plan), key=lambda b: b[0])
             if plan.total > budget:
                 _, R, plan = best
+        ranges = self._row_ranges(n, R)
         if plan.total > available:
-            rows = [b - a for a, b in self._row_ranges(n, R)]
             raise refusal(plan, available, self.feature_map,
-                          self._fitting_blocks(rows, m, input_copy, available))
+                          self._fitting_blocks([b - a for a, b in ranges], m, input_copy,
+                                               available))
         if given is not None and plan.total > given:
             raise MemoryRefused(
                 f"memory_budget={format_bytes(given)} is less than this run's working memory, "
@@ -230,7 +231,7 @@ class BlockADMM:
         wide = wide_input_message(plan, self.feature_map)
         if wide:
             warnings.warn(wide, WideInputWarning, stacklevel=4)
-        self.n_row_blocks_ = R
+        self.n_row_blocks_, self._ranges = R, ranges
         self.memory_footprint_ = plan
         self._cache_budget = (0 if self.memory_budget == 0 else
                               max(0, min(budget, available) - plan.total))
@@ -260,7 +261,7 @@ class BlockADMM:
         op = self.feature_map.transform_op_
         m, s = Y.shape[1], op.n_features
         single = self.precision == "float32"
-        ranges = self._row_ranges(Y.shape[0], self.n_row_blocks_)
+        ranges = self._ranges
         block_rows = [stop - start for start, stop in ranges]
         budget = self._cache_budget
         X = X.astype(np.float32 if single else np.float64, copy=False)
@@ -344,9 +345,8 @@ class BlockADMM:
                   f"R={R} ranks={dist.size} C={op.n_blocks} threads={self.n_threads} "
                   f"{self.precision} acceleration={self.acceleration} "
                   f"relaxation={self.relaxation:g}; "
-                  f"rows per row block <= "
-                  f"{max(b - a for a, b in self._row_ranges(n_local, self.n_row_blocks_)):,}"
-                  f"; memory {self.memory_footprint_.describe()} + caches "
+                  f"rows per row block <= {max(b - a for a, b in self._ranges):,}; "
+                  f"memory {self.memory_footprint_.describe()} + caches "
                   f"{format_bytes(self.memory_estimate_ - self.memory_footprint_.total)}"
                   f" (Z blocks {self.cache_plan.n_z_cached}/{op.n_blocks}, parameters "
                   f"{self.cache_plan.n_params_cached}/{op.n_blocks})")

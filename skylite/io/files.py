@@ -151,9 +151,8 @@ def _checked_share(path, X, y, x_name, y_name, rank, size, n_features):
 
 def _checked_rows(path, X, y, x_name, n_features):
     """Rows of a file checked like any input (dimensions, dtype, NaN / infinity), with the
-    error in one line that names the file; float32 and float64 arrays are not copied."""
-    if X.ndim != 2:
-        raise ValueError(f"{path}: {x_name} must be 2-D, got shape {X.shape}")
+    error in one line that names the file; float32 and float64 arrays are not copied.  X is
+    2-D (checked by the caller, before it takes a rank's rows)."""
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"{path}: {x_name} has {X.shape[1]} columns, expected {n_features}")
     try:
