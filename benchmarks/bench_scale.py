@@ -83,6 +83,8 @@ def run_skylite(X, y, n, threads, memory_budget=None):
     fit = time.perf_counter() - start
     return model, fit, {"iterations": model.n_iter_, "best_iteration": model.best_iteration_,
                         "blocks": BLOCKS, "row_blocks": model.n_row_blocks_,
+                        "sweep": model.sweep_,
+                        "memory_budget": memory_budget,
                         "validation": max(r["validation"] for r in model.history_),
                         "phases": {k: round(v, 1) for k, v in model.phase_seconds_.items()}}
 

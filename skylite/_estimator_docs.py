@@ -168,9 +168,12 @@ memory_estimate_ : int
     Bytes this process allocated for training at its peak: the working memory (counted
     before the fit, see `memory_budget`) plus the caches.
 n_row_blocks_ : int
-    Row blocks of this process's rows in the ADMM (each with its own factors and a
-    per-thread feature block of n_i x s_j): 1 unless more were needed to keep the working
-    memory within `memory_budget`.
+    Row blocks of this process's rows in the ADMM (each with its own factors): 1 unless the
+    column sweep needed more to keep the working memory within `memory_budget`.
+sweep_ : {{"rows", "columns"}}
+    How the ADMM passed over Z (docs/engine.md): "rows", one pass over tiles of rows per
+    iteration (whenever every block has at most as many features as the row block has rows
+    and it fits the budget), else "columns", an n_i x s_j block per thread.
 phase_seconds_ : dict
     Seconds spent per phase of the engine (transform, factor, products, ...).
 """

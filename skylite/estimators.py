@@ -337,6 +337,7 @@ class KernelMachine(BaseEstimator):
         self.converged_ = engine.converged_
         self.memory_estimate_ = engine.memory_estimate_
         self.n_row_blocks_ = engine.n_row_blocks_
+        self.sweep_ = "rows" if engine.row_sweep_ else "columns"
         self.phase_seconds_ = engine.phase_seconds_
         self.loss_ = loss
         self.regularizer_ = regularizer

@@ -130,21 +130,46 @@ def test_l1_gives_the_sparse_lasso_solution(problem):
     assert relative(W, reference) < 1e-4
 
 
+@pytest.mark.parametrize("sweep", ["rows", "columns"])
 @pytest.mark.parametrize("precision", ["float64", "float32"])
 @pytest.mark.parametrize("variant", ["plain", "anderson+relaxed"])
-def test_the_thread_count_does_not_change_a_bit(problem, variant, precision):
+def test_the_thread_count_does_not_change_a_bit(problem, variant, precision, sweep):
     """Blocks are summed in block order whatever thread computed them (5 blocks: waves of
-    2 and 3 threads do not divide them evenly)."""
+    2 and 3 threads do not divide them evenly), and the row sweep adds the tiles of each
+    block in row order."""
     X, y, _, _ = problem
     fmap = GaussianRFF(320, sigma=0.6, n_blocks=5, random_state=0).fit(X)
     Y, _ = code_labels(y, "hinge")
     runs = [solve(fmap, X, Y, "hinge", "l2", 1e-3, tol=1e-4, n_threads=t, precision=precision,
-                  **VARIANTS[variant]) for t in (1, 2, 3)]
+                  sweep=sweep, **VARIANTS[variant]) for t in (1, 2, 3)]
+    assert runs[0].row_sweep_ == (sweep == "rows")
     for other in runs[1:]:
         assert other.n_iter_ == runs[0].n_iter_
         np.testing.assert_array_equal(other.coef_, runs[0].coef_)
         assert [r["objective"] for r in other.history_] == \
             [r["objective"] for r in runs[0].history_]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_row_sweep_and_the_column_sweep_take_the_same_steps(problem, variant):
+    """The row sweep reorders the arithmetic of step 3 (docs/engine.md): without Anderson the
+    two sweeps take the same iterations to rounding, rho changes included (without
+    relaxation a rho change makes the row sweep recompute G); with Anderson (whose
+    extrapolations make it recompute G) they reach the same optimum."""
+    X, y, fmap, Z = problem
+    Y, _ = code_labels(y, "hinge")
+    run = lambda sweep: solve(fmap, X, Y, "hinge", "l2", 1e-3, tol=1e-6, sweep=sweep,
+                              rho=50.0, memory_budget=0, **VARIANTS[variant])
+    rows, columns = run("rows"), run("columns")
+    assert rows.row_sweep_ and not columns.row_sweep_
+    assert len({r["rho"] for r in rows.history_}) > 1          # rho changed on the way
+    F = lambda W: get_loss("hinge").value(Z @ W, Y) / len(X) + 1e-3 * 0.5 * np.sum(W * W)
+    if "anderson" in variant:
+        assert any(r.get("acceleration") == "accepted" for r in rows.history_)
+        assert abs(F(rows.coef_) / F(columns.coef_) - 1) < 1e-5
+    else:
+        assert rows.n_iter_ == columns.n_iter_
+        assert relative(rows.coef_, columns.coef_) < 1e-8
 
 
 def test_row_blocks_and_input_format_do_not_change_the_optimum(problem):

@@ -187,14 +187,15 @@ def engine(fmap, **kw):
 
 
 def test_row_blocks_are_added_until_the_working_memory_fits_the_budget(wide_problem, capsys):
+    """The column sweep bounds its n_i x s_j per-thread blocks by splitting the rows."""
     X, Y, fmap = wide_problem
-    one = engine(fmap, memory_budget=0).fit(X, Y)
+    one = engine(fmap, sweep="columns", memory_budget=0).fit(X, Y)
     assert one.n_row_blocks_ == 1
-    two = engine(fmap, n_row_blocks=2, memory_budget=0).fit(X, Y)
+    two = engine(fmap, sweep="columns", n_row_blocks=2, memory_budget=0).fit(X, Y)
     # a budget between the working memory with 2 row blocks and with 1: the plan takes 2
     assert two.memory_footprint_.total < one.memory_footprint_.total
     budget = (two.memory_footprint_.total + one.memory_footprint_.total) // 2
-    planned = engine(fmap, memory_budget=budget, verbose=True).fit(X, Y)
+    planned = engine(fmap, sweep="columns", memory_budget=budget, verbose=True).fit(X, Y)
     assert planned.n_row_blocks_ == 2 and planned.memory_estimate_ <= budget
     assert "R=2" in capsys.readouterr().out
     np.testing.assert_array_equal(planned.coef_, two.coef_)
@@ -202,4 +203,30 @@ def test_row_blocks_are_added_until_the_working_memory_fits_the_budget(wide_prob
     assert np.linalg.norm(planned.coef_ - one.coef_) <= 1e-3 * np.linalg.norm(one.coef_)
     with pytest.raises(MemoryRefused, match="memory_budget=.* is less than this run's "
                                             "working memory"):
-        engine(fmap, memory_budget=10_000).fit(X, Y)
+        engine(fmap, sweep="columns", memory_budget=10_000).fit(X, Y)
+
+
+def test_the_row_sweep_needs_neither_row_blocks_nor_whole_feature_blocks(wide_problem, capsys):
+    """With n_i >= s_j, "auto" takes the row sweep: one row block, tiles instead of n_i x s_j
+    blocks per thread, and the column sweep's iterates up to rounding."""
+    X, Y, fmap = wide_problem
+    columns = engine(fmap, sweep="columns", memory_budget=0).fit(X, Y)
+    rows = engine(fmap, memory_budget=0, verbose=True).fit(X, Y)
+    assert rows.row_sweep_ and not columns.row_sweep_
+    assert rows.n_row_blocks_ == 1
+    assert rows.memory_footprint_.total < columns.memory_footprint_.total
+    assert "row sweep" in capsys.readouterr().out
+    # a budget the column sweep cannot meet, even with row blocks: the row sweep keeps one
+    budget = rows.memory_footprint_.total
+    with pytest.raises(MemoryRefused):
+        engine(fmap, sweep="columns", memory_budget=budget).fit(X, Y)
+    planned = engine(fmap, memory_budget=budget).fit(X, Y)
+    assert planned.row_sweep_ and planned.n_row_blocks_ == 1
+    assert planned.memory_estimate_ <= budget
+    assert rows.n_iter_ == columns.n_iter_
+    np.testing.assert_allclose(rows.coef_, columns.coef_, rtol=0, atol=1e-9 * abs(
+        columns.coef_).max())
+    with pytest.raises(ValueError, match="sweep='rows' needs at least as many rows"):
+        engine(fmap, sweep="rows").fit(X[:300], Y[:300])
+    with pytest.raises(ValueError, match="sweep must be"):
+        engine(fmap, sweep="diagonal")

@@ -164,7 +164,11 @@ class Killed(Exception):
     pass
 
 
-def test_serial_checkpoint_resume_is_bitwise_and_refuses_a_mismatch(digits, tmp_path):
+@pytest.mark.parametrize("variant", [{}, {"relaxation": 1.0, "acceleration": "anderson",
+                                          "rho": 30.0}])
+def test_serial_checkpoint_resume_is_bitwise_and_refuses_a_mismatch(digits, tmp_path, variant):
+    """The row sweep's carried G = Z^T B is state too (with Anderson and without relaxation
+    it is recomputed after extrapolations and rho changes: the flag is checkpointed)."""
     X, y = digits
     fmap = GaussianRFF(128, sigma=0.6, n_blocks=4, random_state=0).fit(X)
     loss = get_loss("logistic")
@@ -174,7 +178,7 @@ def test_serial_checkpoint_resume_is_bitwise_and_refuses_a_mismatch(digits, tmp_
     def run(callback=None, checkpoint=path, alpha=1e-3):
         return BlockADMM(fmap, loss, get_regularizer("l2"), alpha, max_iter=32, tol=1e-12,
                          n_row_blocks=2, n_threads=1, memory_budget=0, checkpoint=checkpoint,
-                         checkpoint_every=4, callback=callback).fit(X, Y)
+                         checkpoint_every=4, callback=callback, **variant).fit(X, Y)
 
     def kill(it, record, W):
         if it == 23:
@@ -188,6 +192,7 @@ def test_serial_checkpoint_resume_is_bitwise_and_refuses_a_mismatch(digits, tmp_
     assert resumed.history_[20]["iteration"] == 21 and resumed.n_iter_ == 32
     assert not path.exists()
     reference = run(checkpoint=None)
+    assert reference.row_sweep_
     assert np.array_equal(resumed.coef_, reference.coef_)
     keys = ("objective", "primal", "dual", "rho")
     assert [[r[k] for k in keys] for r in resumed.history_] == \

@@ -1,7 +1,13 @@
 # cython: language_level=3
-"""The column-block sweep of BlockADMM for one row block i (docs/engine.md, "The sweep").
+"""The graph projection of BlockADMM for one row block i (docs/engine.md): the column sweep
+(`ColumnBlocks.sweep`) and the row sweep (`factor_and_project`, `solve`, `row_sweep`).
 
-For every column block j, in parallel over threads (`prange`, no GIL):
+The row sweep, used when every block has s_j <= n_i, solves every block from G = Z_i^T B
+(carried from the previous iteration), then makes one pass over tiles of ROW_TILE rows that
+computes S = Z_i W'_i and the next G from the same tile of every block; it holds no n_i x s_j
+block.  `Iteration._row_sweep` (skylite/admm/iteration.py) says why that is the same step.
+
+The column sweep: for every column block j, in parallel over threads (`prange`, no GIL):
 
     Z     <- T[X_i, j]                         (cached, or regenerated from (seed, j))
     P     <- Z^T B                             B = [Dbar/(C+1) + nu  |  Dbar/(C+1)]
@@ -62,6 +68,13 @@ assert len(PHASES) == N_PHASES
 # Rows per float32 ssyrk product whose result is added to the float64 factor.
 cdef enum:
     FACTOR_ROWS = 2048
+
+# Rows per tile of the row sweep: a tile of every block (ROW_TILE x s features, 8 MiB in
+# float32 at s = 16384) stays in the cache between Z W' and Z^T B.
+cdef enum:
+    ROW_TILE = 128
+
+cdef double one_d = 1.0
 
 
 ctypedef struct Scratch:
@@ -126,6 +139,30 @@ def sweep_buffer_bytes(BlockTransform transform_op, Py_ssize_t n_rows, Py_ssize_
     return {"parameters": n_threads * L.p * 8,
             "blocks": n_threads * (L.z * L.zsize + L.z64 * 8),
             "other": n_threads * ((L.d - L.p) * 8 + L.f32 * 4 + n_rows * m * 8)}
+
+
+def row_sweep_buffer_bytes(BlockTransform transform_op, Py_ssize_t n_rows, Py_ssize_t m,
+                           Py_ssize_t k, bint single, int n_threads):
+    """What the row sweep keeps and allocates, in bytes (the larger of its two passes,
+    `factor_and_project` and `row_sweep`): {"parameters": every block's map parameters,
+    kept for the run; "blocks": the feature tiles; "other": the rest}."""
+    cdef Py_ssize_t j, C = transform_op.n_blocks, s_all = transform_op.n_features
+    cdef Py_ssize_t chunk = min(n_rows, <Py_ssize_t> FACTOR_ROWS)
+    cdef Lengths L = _lengths(transform_op, ROW_TILE, m, k, single, True)
+    cdef Py_ssize_t smax = 1, params = 0
+    for j in range(C):
+        smax = max(smax, transform_op.block_size(j))
+        params += transform_op.param_size(j)
+    factor_pass = {"blocks": n_threads * chunk * smax * L.zsize,
+                   "other": n_threads * (8 * (L.p + L.w + N_PHASES)
+                                         + (4 * (TILE_ROWS * k + smax * k + smax * smax)
+                                            if single else 0))}
+    row_pass = {"blocks": ROW_TILE * s_all * L.zsize,
+                "other": (8 * (C * ROW_TILE * m + ROW_TILE * k + n_threads * (L.w + N_PHASES))
+                          + 4 * (ROW_TILE * k + s_all * m + s_all * k + C * ROW_TILE * m))}
+    return {"parameters": params * L.zsize,
+            "blocks": max(factor_pass["blocks"], row_pass["blocks"]),
+            "other": max(factor_pass["other"], row_pass["other"])}
 
 
 cdef class ColumnBlocks:
@@ -321,7 +358,12 @@ cdef class ColumnBlocks:
                 dsyrk(b'L', b'T', &n, &s, &one, <double *> Z, &s, &zero, L, &n)
                 kk = n
             elif f32:                   # L L^T = Z^T Z + I, float32 chunks into float64
-                _factor_product_f32(<float *> Z, n, s, L, sc.g32)
+                memset(L, 0, <Py_ssize_t> s * s * sizeof(double))
+                a = 0
+                while a < n:
+                    _add_gram_f32(<float *> Z + a * s, <int> min(<Py_ssize_t> FACTOR_ROWS,
+                                                                 n - a), s, L, sc.g32)
+                    a += FACTOR_ROWS
                 kk = s
             else:
                 dsyrk(b'L', b'N', &s, &n, &one, <double *> Z, &s, &zero, L, &s)
@@ -339,55 +381,399 @@ cdef class ColumnBlocks:
             _add_zt_b(Z, f32, B, p, 0, n, s, k, sc)
         clock[<int> T_PRODUCTS] += omp_get_wtime() - start
 
-        # r = Wbar_j - mu'_j + U_j + (Z^T B)_j, then W'_j = (Z^T Z + I)^-1 r
+        if not woodbury:
+            self._solve_factored(j, Wbar, mu_p, U, Wp, p, m, k, relax, sc)
+            # O'_j = Z W'_j (W'_j is left in sc.r)
+            start = omp_get_wtime()
+            if f32:
+                for a in range(s * m):
+                    sc.w32[a] = <float> r[a]
+                sgemm(b'N', b'N', &m, &n, &s, &onef, sc.w32, &m, <float *> Z, &s, &zerof,
+                      sc.o32, &m)
+                for a in range(<Py_ssize_t> n * m):
+                    o[a] = sc.o32[a]
+            else:
+                dgemm(b'N', b'N', &m, &n, &s, &one, r, &m, <double *> Z, &s, &zero, o, &m)
+            clock[<int> T_PRODUCTS] += omp_get_wtime() - start
+            return 0
+
+        # Woodbury: r = Wbar_j - mu'_j + U_j + (Z^T B)_j, W' = r - Z^T (I + Z Z^T)^-1 Z r
         start = omp_get_wtime()
-        for a in range(s):
-            for kk in range(m):
-                r[a * m + kk] = (Wbar[(off + a) * m + kk] - mu_p[(off + a) * m + kk]
-                                 + U[(off + a) * m + kk] + p[a * k + kk])
-        if woodbury:
-            # W' = r - Z^T (I + Z Z^T)^-1 Z r
-            dgemm(b'N', b'N', &m, &n, &s, &one, r, &m, <double *> Z, &s, &zero, sc.v, &m)
-            dtrsm(b'R', b'L', b'T', b'N', &m, &n, &one, L, &n, sc.v, &m)
-            dtrsm(b'R', b'L', b'N', b'N', &m, &n, &one, L, &n, sc.v, &m)
-            dgemm(b'N', b'T', &m, &s, &n, &minus, sc.v, &m, <double *> Z, &s, &one, r, &m)
-        else:
-            # W'^T = r^T L^-T L^-1
-            dtrsm(b'R', b'L', b'T', b'N', &m, &s, &one, L, &s, r, &m)
-            dtrsm(b'R', b'L', b'N', b'N', &m, &s, &one, L, &s, r, &m)
+        _right_hand_side(r, Wbar, mu_p, U, p, off, s, m, k)
+        dgemm(b'N', b'N', &m, &n, &s, &one, r, &m, <double *> Z, &s, &zero, sc.v, &m)
+        dtrsm(b'R', b'L', b'T', b'N', &m, &n, &one, L, &n, sc.v, &m)
+        dtrsm(b'R', b'L', b'N', b'N', &m, &n, &one, L, &n, sc.v, &m)
+        dgemm(b'N', b'T', &m, &s, &n, &minus, sc.v, &m, <double *> Z, &s, &one, r, &m)
         memcpy(Wp + off * m, r, s * m * sizeof(double))
         clock[<int> T_SOLVE] += omp_get_wtime() - start
-
-        # O'_j = Z W'_j
+        # O'_j = Z W'_j and u = Z^T Z W'_j = Z^T O'_j
         start = omp_get_wtime()
-        if f32:
-            for a in range(s * m):
-                sc.w32[a] = <float> r[a]
-            sgemm(b'N', b'N', &m, &n, &s, &onef, sc.w32, &m, <float *> Z, &s, &zerof,
-                  sc.o32, &m)
-            for a in range(<Py_ssize_t> n * m):
-                o[a] = sc.o32[a]
-        else:
-            dgemm(b'N', b'N', &m, &n, &s, &one, r, &m, <double *> Z, &s, &zero, o, &m)
-        # u = Z^T Z W'_j: Z^T O'_j (Woodbury) or (L L^T - I) W'_j, O(s^2 m)
-        if woodbury:
-            dgemm(b'N', b'T', &m, &s, &n, &one, o, &m, <double *> Z, &s, &zero, u, &m)
-        else:
-            memcpy(u, r, s * m * sizeof(double))
-            dtrmm(b'R', b'L', b'N', b'N', &m, &s, &one, L, &s, u, &m)
-            dtrmm(b'R', b'L', b'T', b'N', &m, &s, &one, L, &s, u, &m)
-            for a in range(s * m):
-                u[a] -= r[a]
-        # U_j <- relax u + (1 - relax) (U_j + (Z^T Dbar/(C+1))_j)
-        for a in range(s):
-            for kk in range(m):
-                if relax == 1.0:
-                    U[(off + a) * m + kk] = u[a * m + kk]
-                else:
-                    U[(off + a) * m + kk] = (relax * u[a * m + kk] + (1.0 - relax) * (
-                        U[(off + a) * m + kk] + p[a * k + m + kk]))
+        dgemm(b'N', b'N', &m, &n, &s, &one, r, &m, <double *> Z, &s, &zero, o, &m)
+        dgemm(b'N', b'T', &m, &s, &n, &one, o, &m, <double *> Z, &s, &zero, u, &m)
+        _update_u(U, u, p, off, s, m, k, relax)
         clock[<int> T_PRODUCTS] += omp_get_wtime() - start
         return 0
+
+    cdef void _solve_factored(self, Py_ssize_t j, const double *Wbar, const double *mu_p,
+                              double *U, double *Wp, const double *p, int m, int k,
+                              double relax, Scratch *sc) noexcept nogil:
+        """W'_j = (Z^T Z + I)^-1 [Wbar_j - mu'_j + U_j + p[:, :m]] through the s_j x s_j
+        factor (left in sc.r too), then U_j <- relax (L L^T - I) W'_j + (1 - relax)(U_j +
+        p[:, m:]), with no pass over Z.  p: (Z^T B)_j, s_j x k."""
+        cdef Py_ssize_t off = self.offsets[j], a
+        cdef int s = <int> (self.offsets[j + 1] - off)
+        cdef double one = 1.0
+        cdef double *L = <double *> self.factor[j]
+        cdef double *r = sc.r
+        cdef double *u = sc.u
+        cdef double start = omp_get_wtime()
+        _right_hand_side(r, Wbar, mu_p, U, p, off, s, m, k)
+        # W'^T = r^T L^-T L^-1
+        dtrsm(b'R', b'L', b'T', b'N', &m, &s, &one, L, &s, r, &m)
+        dtrsm(b'R', b'L', b'N', b'N', &m, &s, &one, L, &s, r, &m)
+        memcpy(Wp + off * m, r, s * m * sizeof(double))
+        # u = Z^T Z W'_j = (L L^T - I) W'_j, O(s^2 m)
+        memcpy(u, r, s * m * sizeof(double))
+        dtrmm(b'R', b'L', b'N', b'N', &m, &s, &one, L, &s, u, &m)
+        dtrmm(b'R', b'L', b'T', b'N', &m, &s, &one, L, &s, u, &m)
+        for a in range(s * m):
+            u[a] -= r[a]
+        _update_u(U, u, p, off, s, m, k, relax)
+        sc.clock[<int> T_SOLVE] += omp_get_wtime() - start
+
+    # ---- the row sweep (docs/engine.md, "One pass over the rows") ----
+
+    @property
+    def row_sweep_possible(self):
+        """True when every block is factored as Z^T Z + I (n_i >= s_j) and has its map
+        parameters or its Z cached, which the row sweep needs."""
+        cdef Py_ssize_t j
+        for j in range(self.n_blocks):
+            if self.woodbury[j] or (self.params[j] == NULL and self.zcache[j] == NULL):
+                return False
+        return True
+
+    @property
+    def factored_all(self):
+        """True once every block's factor exists."""
+        cdef Py_ssize_t j
+        for j in range(self.n_blocks):
+            if not self.factored[j]:
+                return False
+        return True
+
+    def factor_and_project(self, double[:, ::1] B, double[:, ::1] G, bint project,
+                           int n_threads):
+        """Factor every block not yet factored (L L^T = Z^T Z + I, accumulated over chunks
+        of FACTOR_ROWS rows) and, if `project`, G = Z_i^T B (s x k), one pass over each
+        block in parallel over blocks; planned Z caches are filled on the way.
+
+        B: n_i x k.  Returns the number of blocks whose factorization failed."""
+        cdef Py_ssize_t n = self.n_rows, k = B.shape[1], smax = self.max_block, t, i
+        cdef Py_ssize_t C = self.n_blocks, chunk = min(n, <Py_ssize_t> FACTOR_ROWS)
+        if B.shape[0] != n or G.shape[1] != k or G.shape[0] != self.T.n_features:
+            raise ValueError("B and G do not match the column blocks")
+        if not self.row_sweep_possible:
+            raise ValueError("the row sweep needs every block factored as Z^T Z + I "
+                             "(n_i >= s_j) and every block's parameters or Z kept")
+        cdef Lengths L = _lengths(self.T, chunk, 0, k, self.single, True)
+        cdef Py_ssize_t zsize = L.zsize, len_z = chunk * smax
+        cdef Py_ssize_t len_f = (TILE_ROWS * k + smax * k + smax * smax) if self.single else 0
+        cdef Py_ssize_t len_d = L.p + L.w + N_PHASES
+        cdef char *zbuf = <char *> malloc(n_threads * len_z * zsize + 1)
+        cdef float *fbuf = <float *> malloc((n_threads * len_f + 1) * sizeof(float))
+        cdef double *dbuf = <double *> calloc(n_threads * len_d, sizeof(double))
+        cdef Scratch *scratch = <Scratch *> calloc(n_threads, sizeof(Scratch))
+        cdef int failures = 0
+        try:
+            if zbuf == NULL or fbuf == NULL or dbuf == NULL or scratch == NULL:
+                raise MemoryError("could not allocate the factorization's per-thread buffers")
+            for t in range(n_threads):
+                scratch[t].z = zbuf + t * len_z * zsize
+                scratch[t].params = dbuf + t * len_d
+                scratch[t].work = scratch[t].params + L.p
+                scratch[t].clock = scratch[t].work + L.w
+                scratch[t].b32 = fbuf + t * len_f
+                scratch[t].p32 = scratch[t].b32 + TILE_ROWS * k
+                scratch[t].g32 = scratch[t].p32 + smax * k
+            for i in prange(C, nogil=True, schedule='dynamic', chunksize=1,
+                            num_threads=min(n_threads, C)):
+                failures += self._factor_project_block(i, &B[0, 0], &G[0, 0], k, project,
+                                                       &scratch[threadid()])
+            for i in range(N_PHASES):
+                for t in range(n_threads):
+                    self.seconds[i] += scratch[t].clock[i] / n_threads
+        finally:
+            free(zbuf); free(fbuf); free(dbuf); free(scratch)
+        return failures
+
+    cdef int _factor_project_block(self, Py_ssize_t j, const double *B, double *G,
+                                   Py_ssize_t k_, bint project, Scratch *sc) noexcept nogil:
+        """Block j of `factor_and_project` (one thread).  Returns 1 if its factorization
+        failed."""
+        cdef Py_ssize_t off = self.offsets[j], n = self.n_rows, first, stop, a
+        cdef int s = <int> (self.offsets[j + 1] - off), k = <int> k_, info = 0, rows
+        cdef bint factor = not self.factored[j], cached = self.zcache[j] != NULL
+        cdef double *L = <double *> self.factor[j]
+        cdef double *p = G + off * k
+        cdef double start
+        cdef void *Z
+        cdef void *params = self.params[j]
+        if not factor and not project:
+            return 0
+        if params == NULL and not (cached and self.z_filled[j]):
+            params = sc.params
+            if self.single:
+                self.T.make_params_f32(j, <float *> params)
+            else:
+                self.T.make_params_f64(j, <double *> params)
+        if factor:
+            memset(L, 0, <Py_ssize_t> s * s * sizeof(double))
+        if project:
+            memset(p, 0, <Py_ssize_t> s * k * sizeof(double))
+        first = 0
+        while first < n:
+            stop = min(n, first + FACTOR_ROWS)
+            rows = <int> (stop - first)
+            start = omp_get_wtime()
+            if cached:
+                Z = <char *> self.zcache[j] + first * s * (4 if self.single else 8)
+                if not self.z_filled[j]:
+                    self._generate(j, params, first, stop, Z, s, sc)
+            else:
+                Z = sc.z
+                self._generate(j, params, first, stop, Z, s, sc)
+            sc.clock[<int> T_TRANSFORM] += omp_get_wtime() - start
+            start = omp_get_wtime()
+            if factor:
+                if self.single:
+                    _add_gram_f32(<float *> Z, rows, s, L, sc.g32)
+                else:
+                    dsyrk(b'L', b'N', &s, &rows, &one_d, <double *> Z, &s, &one_d, L, &s)
+            sc.clock[<int> T_FACTOR] += omp_get_wtime() - start
+            start = omp_get_wtime()
+            if project:
+                _add_zt_b(Z, self.single, B + first * k, p, 0, rows, s, k, sc)
+            sc.clock[<int> T_PRODUCTS] += omp_get_wtime() - start
+            first = stop
+        if cached:
+            self.z_filled[j] = 1
+        if factor:
+            start = omp_get_wtime()
+            for a in range(s):
+                L[a * s + a] += 1.0
+            dpotrf(b'L', &s, L, &s, &info)
+            self.factored[j] = 1
+            sc.clock[<int> T_FACTOR] += omp_get_wtime() - start
+        return info != 0
+
+    cdef void _generate(self, Py_ssize_t j, const void *params, Py_ssize_t first,
+                        Py_ssize_t stop, void *out, Py_ssize_t ld, Scratch *sc) noexcept nogil:
+        """Rows first:stop of c T[X_i, j] (block j's parameters `params`) into `out`
+        (leading dimension ld), TILE_ROWS rows per call of the transform."""
+        cdef Py_ssize_t s = self.offsets[j + 1] - self.offsets[j], a, b, r, e
+        cdef Rows tile
+        cdef float *z32
+        cdef double *z64
+        a = first
+        while a < stop:
+            b = min(stop, a + TILE_ROWS)
+            tile = rows_range(&self.rows, a, b)
+            if self.single:
+                z32 = <float *> out + (a - first) * ld
+                self.T.apply_f32(j, <const float *> params, &tile, z32, ld,
+                                 <float *> sc.work)
+                if self.scale != 1.0:
+                    for r in range(b - a):
+                        for e in range(s):
+                            z32[r * ld + e] = <float> (self.scale * z32[r * ld + e])
+            else:
+                z64 = <double *> out + (a - first) * ld
+                self.T.apply_f64(j, <const double *> params, &tile, z64, ld, sc.work)
+                if self.scale != 1.0:
+                    for r in range(b - a):
+                        for e in range(s):
+                            z64[r * ld + e] *= self.scale
+            a = b
+
+    def solve(self, double[:, ::1] Wbar, double[:, ::1] mu_p, double[:, ::1] U,
+              double[:, ::1] Wp, double[:, ::1] G, double relax, int n_threads):
+        """W'_j = (Z^T Z + I)^-1 [Wbar_j - mu'_j + U_j + G_j[:, :m]] and U_j <- relax Z^T Z
+        W'_j + (1 - relax)(U_j + G_j[:, m:]) for every block, in parallel over blocks, from
+        G = Z_i^T B (s x k) and the factors: no pass over Z."""
+        cdef Py_ssize_t m = Wbar.shape[1], k = G.shape[1], s_all = self.T.n_features, t, i
+        cdef Py_ssize_t smax = self.max_block, C = self.n_blocks
+        if (Wbar.shape[0] != s_all or mu_p.shape[0] != s_all or U.shape[0] != s_all
+                or Wp.shape[0] != s_all or G.shape[0] != s_all or mu_p.shape[1] != m
+                or U.shape[1] != m or Wp.shape[1] != m
+                or k != (m if relax == 1.0 else 2 * m)):
+            raise ValueError("state arrays do not match the column blocks")
+        if not self.factored_all:
+            raise ValueError("solve needs every block's factor: run factor_and_project first")
+        cdef double *dbuf = <double *> calloc(n_threads * (2 * smax * m + N_PHASES),
+                                              sizeof(double))
+        cdef Scratch *scratch = <Scratch *> calloc(n_threads, sizeof(Scratch))
+        try:
+            if dbuf == NULL or scratch == NULL:
+                raise MemoryError("could not allocate the solve's per-thread buffers")
+            for t in range(n_threads):
+                scratch[t].r = dbuf + t * (2 * smax * m + N_PHASES)
+                scratch[t].u = scratch[t].r + smax * m
+                scratch[t].clock = scratch[t].u + smax * m
+            for i in prange(C, nogil=True, schedule='dynamic', chunksize=1,
+                            num_threads=min(n_threads, C)):
+                self._solve_factored(i, &Wbar[0, 0], &mu_p[0, 0], &U[0, 0], &Wp[0, 0],
+                                     &G[0, 0] + self.offsets[i] * k, <int> m, <int> k, relax,
+                                     &scratch[threadid()])
+            for t in range(n_threads):
+                self.seconds[<int> T_SOLVE] += scratch[t].clock[<int> T_SOLVE] / n_threads
+        finally:
+            free(dbuf); free(scratch)
+
+    def row_sweep(self, double[:, ::1] Wp, double[:, ::1] E, double[::1] coefs,
+                  double[:, ::1] S, double[:, ::1] G, int n_threads):
+        """One pass over the rows, ROW_TILES rows at a time:
+
+            S_t <- sum_j Z_tj W'_j                 (block order)
+            B_t <- E_t + [coefs[0] S_t | coefs[1] S_t | ...]
+            G_j <- G_j + Z_tj^T B_t                (tile order, per block)
+
+        so that S = Z_i W'_i and G = Z_i^T (E + S coefs) come from one transform of each
+        tile, read while it is in cache.  Within a tile the blocks run in parallel; S sums
+        the blocks and G_j the tiles in a fixed order, so the result does not depend on the
+        thread count.  Wp: s x m; E: n_i x k; coefs: k/m values; S (written): n_i x m;
+        G (written): s x k."""
+        cdef Py_ssize_t n = self.n_rows, m = Wp.shape[1], k = E.shape[1], C = self.n_blocks
+        cdef Py_ssize_t s_all = self.T.n_features, smax = self.max_block, h = k // m
+        cdef Py_ssize_t t, i, a, c, q, first, rows, jj
+        if (Wp.shape[0] != s_all or G.shape[0] != s_all or G.shape[1] != k
+                or E.shape[0] != n or S.shape[0] != n or S.shape[1] != m
+                or k not in (m, 2 * m) or coefs.shape[0] != h):
+            raise ValueError("state arrays do not match the column blocks")
+        if not self.row_sweep_possible:
+            raise ValueError("the row sweep needs every block factored as Z^T Z + I "
+                             "(n_i >= s_j) and every block's parameters or Z kept")
+        cdef Lengths L = _lengths(self.T, ROW_TILE, m, k, self.single, True)
+        cdef Py_ssize_t zsize = L.zsize, len_tile = ROW_TILE * s_all
+        cdef Py_ssize_t len_slots = C * ROW_TILE * m
+        cdef char *tile = <char *> malloc(len_tile * zsize)
+        cdef double *slots = <double *> malloc(len_slots * sizeof(double))
+        cdef double *bt = <double *> malloc(ROW_TILE * k * sizeof(double))
+        cdef float *f32 = <float *> malloc((ROW_TILE * k + s_all * m + s_all * k + len_slots)
+                                           * sizeof(float))
+        cdef double *dbuf = <double *> calloc(n_threads * (L.w + N_PHASES), sizeof(double))
+        cdef Scratch *scratch = <Scratch *> calloc(n_threads, sizeof(Scratch))
+        cdef float *b32
+        cdef float *w32
+        cdef double start
+        try:
+            if (tile == NULL or slots == NULL or bt == NULL or f32 == NULL or dbuf == NULL
+                    or scratch == NULL):
+                raise MemoryError("could not allocate the row sweep's buffers")
+            b32 = f32
+            w32 = b32 + ROW_TILE * k
+            for t in range(n_threads):
+                scratch[t].work = dbuf + t * (L.w + N_PHASES)
+                scratch[t].clock = scratch[t].work + L.w
+                scratch[t].z = tile
+                scratch[t].w32 = w32
+                scratch[t].p32 = w32 + s_all * m
+                scratch[t].o32 = scratch[t].p32 + s_all * k
+                scratch[t].b32 = b32
+                scratch[t].v = slots
+            for a in range(s_all * m):
+                w32[a] = <float> Wp[a // m, a % m]
+            G[...] = 0.0
+            with nogil:
+                first = 0
+                while first < n:
+                    rows = min(<Py_ssize_t> ROW_TILE, n - first)
+                    for jj in prange(C, schedule='static', chunksize=1,
+                                     num_threads=min(n_threads, C)):
+                        self._tile_outputs(jj, first, rows, &Wp[0, 0], m,
+                                           &scratch[threadid()])
+                    # S_t and B_t (serial: ROW_TILE x m x C additions)
+                    start = omp_get_wtime()
+                    for a in range(rows):
+                        for c in range(m):
+                            S[first + a, c] = 0.0
+                            for q in range(C):
+                                S[first + a, c] += slots[(q * ROW_TILE + a) * m + c]
+                            for q in range(h):
+                                bt[a * k + q * m + c] = (E[first + a, q * m + c]
+                                                         + coefs[q] * S[first + a, c])
+                                b32[a * k + q * m + c] = <float> bt[a * k + q * m + c]
+                    scratch[0].clock[<int> T_REDUCE] += omp_get_wtime() - start
+                    for jj in prange(C, schedule='static', chunksize=1,
+                                     num_threads=min(n_threads, C)):
+                        self._tile_gradient(jj, first, rows, bt, &G[0, 0], k,
+                                            &scratch[threadid()])
+                    first += rows
+            for i in range(N_PHASES):
+                for t in range(n_threads):
+                    self.seconds[i] += scratch[t].clock[i] / n_threads
+        finally:
+            free(tile); free(slots); free(bt); free(f32); free(dbuf); free(scratch)
+
+    cdef void *_tile_z(self, Py_ssize_t j, Py_ssize_t first, Scratch *sc,
+                       int *ld) noexcept nogil:
+        """Where rows first:first+ROW_TILE of block j are: in its cache (ld s_j) or at its
+        columns of the tile buffer (ld s)."""
+        cdef Py_ssize_t off = self.offsets[j], s = self.offsets[j + 1] - off
+        if self.zcache[j] != NULL:
+            ld[0] = <int> s
+            return <char *> self.zcache[j] + first * s * (4 if self.single else 8)
+        ld[0] = <int> self.T.n_features
+        return <char *> sc.z + off * (4 if self.single else 8)
+
+    cdef void _tile_outputs(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t rows_,
+                            const double *Wp, Py_ssize_t m_, Scratch *sc) noexcept nogil:
+        """The first half of a tile for block j: Z_tj (regenerated unless cached) and its
+        slot Z_tj W'_j (rows x m, float64)."""
+        cdef Py_ssize_t off = self.offsets[j], a
+        cdef int s = <int> (self.offsets[j + 1] - off), m = <int> m_, rows = <int> rows_, ld
+        cdef double one = 1.0, zero = 0.0
+        cdef float onef = 1.0, zerof = 0.0
+        cdef double *slot = sc.v + j * ROW_TILE * m
+        cdef float *o32 = sc.o32 + j * ROW_TILE * m
+        cdef double start = omp_get_wtime()
+        cdef void *Z = self._tile_z(j, first, sc, &ld)
+        if self.zcache[j] == NULL:
+            self._generate(j, self.params[j], first, first + rows, Z, ld, sc)
+        sc.clock[<int> T_TRANSFORM] += omp_get_wtime() - start
+        start = omp_get_wtime()
+        if self.single:
+            sgemm(b'N', b'N', &m, &rows, &s, &onef, sc.w32 + off * m, &m, <float *> Z, &ld,
+                  &zerof, o32, &m)
+            for a in range(rows * m):
+                slot[a] = o32[a]
+        else:
+            dgemm(b'N', b'N', &m, &rows, &s, &one, Wp + off * m, &m, <double *> Z, &ld,
+                  &zero, slot, &m)
+        sc.clock[<int> T_PRODUCTS] += omp_get_wtime() - start
+
+    cdef void _tile_gradient(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t rows_,
+                             const double *bt, double *G, Py_ssize_t k_,
+                             Scratch *sc) noexcept nogil:
+        """The second half of a tile for block j: G_j += Z_tj^T B_t (float32 tiles: sgemm,
+        the result added in float64)."""
+        cdef Py_ssize_t off = self.offsets[j], a
+        cdef int s = <int> (self.offsets[j + 1] - off), k = <int> k_, rows = <int> rows_, ld
+        cdef double one = 1.0
+        cdef float onef = 1.0, zerof = 0.0
+        cdef float *p32 = sc.p32 + off * k
+        cdef double *p = G + off * k
+        cdef double start = omp_get_wtime()
+        cdef void *Z = self._tile_z(j, first, sc, &ld)
+        if self.single:
+            sgemm(b'N', b'T', &k, &s, &rows, &onef, sc.b32, &k, <float *> Z, &ld, &zerof,
+                  p32, &k)
+            for a in range(s * k):
+                p[a] += p32[a]
+        else:
+            dgemm(b'N', b'T', &k, &s, &rows, &one, <double *> bt, &k, <double *> Z, &ld,
+                  &one, p, &k)
+        sc.clock[<int> T_PRODUCTS] += omp_get_wtime() - start
 
     cdef void *_z_block(self, Py_ssize_t j, Scratch *sc, const double *B, Py_ssize_t k_,
                         bint *fused) noexcept nogil:
@@ -467,21 +853,40 @@ cdef void _add_zt_b(const void *Z, bint f32, const double *B, double *p, Py_ssiz
         a = b
 
 
-cdef void _factor_product_f32(const float *Z, int n, int s, double *L,
-                              float *g) noexcept nogil:
-    """L (lower triangle, s x s, column-major) = Z^T Z for a float32 n x s block: float32
-    ssyrk over chunks of FACTOR_ROWS rows, each chunk's product added in float64."""
-    cdef Py_ssize_t first = 0, a, b
-    cdef int rows
+cdef void _add_gram_f32(const float *Z, int rows, int s, double *L, float *g) noexcept nogil:
+    """L (lower triangle, s x s, column-major) += Z^T Z for a chunk of `rows` (at most
+    FACTOR_ROWS) float32 rows of s features: one float32 ssyrk, added in float64.  The factor
+    of a float32 block is the sum of its chunks' products, in chunk order."""
+    cdef Py_ssize_t a, b
     cdef float onef = 1.0, zerof = 0.0
-    memset(L, 0, <Py_ssize_t> s * s * sizeof(double))
-    while first < n:
-        rows = <int> min(<Py_ssize_t> FACTOR_ROWS, n - first)
-        ssyrk(b'L', b'N', &s, &rows, &onef, <float *> Z + first * s, &s, &zerof, g, &s)
-        for b in range(s):
-            for a in range(b, s):
-                L[b * s + a] += g[b * s + a]
-        first += rows
+    ssyrk(b'L', b'N', &s, &rows, &onef, <float *> Z, &s, &zerof, g, &s)
+    for b in range(s):
+        for a in range(b, s):
+            L[b * s + a] += g[b * s + a]
+
+
+cdef inline void _right_hand_side(double *r, const double *Wbar, const double *mu_p,
+                                  const double *U, const double *p, Py_ssize_t off, int s,
+                                  int m, int k) noexcept nogil:
+    """r = Wbar_j - mu'_j + U_j + p[:, :m] for block j (rows off:off+s of the s x m state)."""
+    cdef Py_ssize_t a, c
+    for a in range(s):
+        for c in range(m):
+            r[a * m + c] = (Wbar[(off + a) * m + c] - mu_p[(off + a) * m + c]
+                            + U[(off + a) * m + c] + p[a * k + c])
+
+
+cdef inline void _update_u(double *U, const double *u, const double *p, Py_ssize_t off,
+                           int s, int m, int k, double relax) noexcept nogil:
+    """U_j <- relax u + (1 - relax) (U_j + p[:, m:]), p[:, m:] = (Z^T Dbar/(C+1))_j."""
+    cdef Py_ssize_t a, c
+    for a in range(s):
+        for c in range(m):
+            if relax == 1.0:
+                U[(off + a) * m + c] = u[a * m + c]
+            else:
+                U[(off + a) * m + c] = (relax * u[a * m + c] + (1.0 - relax) * (
+                    U[(off + a) * m + c] + p[a * k + m + c]))
 
 
 cdef void _add_slots_in_order(double *S, const double *slots, Py_ssize_t nb,

@@ -81,11 +81,18 @@ class BlockADMM:
     anderson_memory : int >= 1, default=5
         The number of past iterations Anderson combines.
     n_row_blocks : int or None, default=None
-        Row blocks of this process (under `comm` each rank holds its own).  None: the
-        fewest that keep the working memory within the memory budget (`_plan_memory`; 1
-        unless the rows are many): each row block has its own factors, and the sweep's
-        per-thread feature block is n_i x s_j, so splitting the rows bounds that buffer at
-        the cost of R + 1 copies in the consensus.
+        Row blocks of this process (under `comm` each rank holds its own).  None: 1 with the
+        row sweep; with the column sweep, the fewest that keep the working memory within the
+        memory budget (`_plan_memory`): each row block has its own factors, and the column
+        sweep's per-thread feature block is n_i x s_j, so splitting the rows bounds that
+        buffer at the cost of R + 1 copies in the consensus.
+    sweep : {"auto", "rows", "columns"}, default="auto"
+        How step 3 passes over Z (docs/engine.md).  "rows": one pass over tiles of rows per
+        iteration, holding a tile of every block and every block's map parameters (needs
+        n_i >= s_j).  "columns": one block at a time per thread, holding an n_i x s_j block
+        per thread (and the only choice when n_i < s_j).  "auto": rows when n_i >= s_j and
+        its working memory fits the budget, else columns.  The two give the same iterates
+        up to rounding; either way the result does not depend on the thread count.
     n_threads : int or None, default=None
         Threads (None: all cores).  The result does not depend on it (bitwise).
     memory_budget : int or None, default=None
@@ -128,7 +135,8 @@ class BlockADMM:
 
     def __init__(self, feature_map, loss, regularizer, alpha, *, rho=1.0, max_iter=500,
                  tol=1e-3, relaxation=1.8, acceleration=None, anderson_memory=5,
-                 n_row_blocks=None, n_threads=None, memory_budget=None, precision="float64",
+                 n_row_blocks=None, sweep="auto", n_threads=None, memory_budget=None,
+                 precision="float64",
                  adapt_rho=True, verbose=False, callback=None, validation=None, comm=None,
                  checkpoint=None, checkpoint_every=10):
         self.feature_map = feature_map
@@ -149,6 +157,9 @@ class BlockADMM:
         if n_row_blocks is not None:
             check_positive(n_row_blocks, "n_row_blocks", integer=True)
         self.n_row_blocks = n_row_blocks
+        if sweep not in ("auto", "rows", "columns"):
+            raise ValueError(f"sweep must be 'auto', 'rows' or 'columns', got {sweep!r}")
+        self.sweep = sweep
         self.n_threads = resolve_threads(n_threads)
         if memory_budget is not None:
             check_positive(memory_budget, "memory_budget", allow_zero=True)
@@ -174,18 +185,21 @@ class BlockADMM:
         bounds = np.linspace(0, n, R + 1).round().astype(int)
         return [(bounds[i], bounds[i + 1]) for i in range(R)]
 
-    def _footprint(self, op, block_rows, m, input_copy):
+    def _footprint(self, op, block_rows, m, input_copy, row_sweep=False):
         """The working memory of this process (skylite.admm.memory.footprint)."""
         return footprint(op, block_rows, m, n_threads=self.n_threads,
                          single=self.precision == "float32", relaxed=self.relaxation != 1.0,
                          anderson_memory=(self.anderson_memory if self.acceleration else None),
-                         input_copy=input_copy)
+                         input_copy=input_copy, row_sweep=row_sweep)
 
     def _plan_memory(self, X, Y, ranks_on_node):
         """The row blocks and the cache budget of this process, before anything is allocated.
 
         The budget B is `memory_budget`, or half the available memory (None, or 0 which only
-        turns the caches off).  R is n_row_blocks if given, else the fewest row blocks (up to
+        turns the caches off).  The row sweep is taken (row_sweep_) when `sweep` allows it,
+        every row block has at least s_j rows, and its working memory fits B (always with
+        sweep="rows"); R is then n_row_blocks or 1.  For the column sweep R is n_row_blocks
+        if given, else the fewest row blocks (up to
         MAX_ROW_BLOCKS, at least MIN_BLOCK_ROWS rows each) whose working memory fits in B;
         when none does, the R of least working memory is taken if it fits in the available
         memory and no budget was set.  Sets n_row_blocks_, memory_footprint_ and the cache
@@ -200,23 +214,24 @@ class BlockADMM:
         given = self.memory_budget if self.memory_budget else None
         budget = given if given is not None else available // 2
 
-        def need(R):
+        def need(R, row_sweep=False):
             return self._footprint(op, [b - a for a, b in self._row_ranges(n, R)], m,
-                                   input_copy)
+                                   input_copy, row_sweep)
 
-        if self.n_row_blocks is not None:
-            R = self.n_row_blocks
-            plan = need(R)
-        else:
-            most = max(1, min(MAX_ROW_BLOCKS, n // MIN_BLOCK_ROWS))
-            R, plan = 1, need(1)
-            best = (plan.total, R, plan)
-            while plan.total > budget and R < most:
-                R += 1
-                plan = need(R)
-                best = min(best, (plan.total, R, plan), key=lambda b: b[0])
-            if plan.total > budget:
-                _, R, plan = best
+        widest = int(max(np.diff(op.block_offsets)))
+        self.row_sweep_ = False
+        if self.sweep != "columns":
+            R = self.n_row_blocks or 1
+            fewest_rows = min(b - a for a, b in self._row_ranges(n, R))
+            if fewest_rows < widest and self.sweep == "rows":
+                raise ValueError(f"sweep='rows' needs at least as many rows per row block as "
+                                 f"features per column block ({widest}), got {fewest_rows}; "
+                                 f"use sweep='columns' or more column blocks")
+            if fewest_rows >= widest:
+                plan = need(R, row_sweep=True)
+                self.row_sweep_ = self.sweep == "rows" or plan.total <= min(budget, available)
+        if not self.row_sweep_:
+            R, plan = self._plan_row_blocks(need, n, budget)
         ranges = self._row_ranges(n, R)
         if plan.total > available:
             raise refusal(plan, available, self.feature_map,
@@ -235,6 +250,22 @@ class BlockADMM:
         self.memory_footprint_ = plan
         self._cache_budget = (0 if self.memory_budget == 0 else
                               max(0, min(budget, available) - plan.total))
+
+    def _plan_row_blocks(self, need, n, budget):
+        """(R, footprint) for the column sweep: n_row_blocks if given, else the fewest row
+        blocks whose working memory `need(R)` fits in `budget`, else the least of them."""
+        if self.n_row_blocks is not None:
+            return self.n_row_blocks, need(self.n_row_blocks)
+        most = max(1, min(MAX_ROW_BLOCKS, n // MIN_BLOCK_ROWS))
+        R, plan = 1, need(1)
+        best = (plan.total, R, plan)
+        while plan.total > budget and R < most:
+            R += 1
+            plan = need(R)
+            best = min(best, (plan.total, R, plan), key=lambda b: b[0])
+        if plan.total > budget:
+            _, R, plan = best
+        return R, plan
 
     def _fitting_blocks(self, block_rows, m, input_copy, available):
         """The smallest number of column blocks (doubling, up to s and 4096) whose working
@@ -269,8 +300,13 @@ class BlockADMM:
         sizes = list(np.diff(op.block_offsets))
         self.rows_ = []
         for start, stop in ranges:
-            plan = plan_cache(sizes, [op.n_params(j) for j in range(op.n_blocks)],
-                              stop - start, budget // len(ranges), single)
+            if self.row_sweep_:       # every block's parameters are in the working memory
+                plan = plan_cache(sizes, [0] * op.n_blocks, stop - start,
+                                  budget // len(ranges), single)
+                plan.cache_params = [not z for z in plan.cache_z]
+            else:
+                plan = plan_cache(sizes, [op.n_params(j) for j in range(op.n_blocks)],
+                                  stop - start, budget // len(ranges), single)
             rows = X[start:stop]          # X is validated; a CSR slice needs its index dtypes
             if sp.issparse(rows):
                 rows = with_native_index_dtypes(rows)
@@ -279,9 +315,10 @@ class BlockADMM:
             self.rows_.append(RowData(rows, Y[start:stop], columns))
         self.cache_plan = plan      # every row block gets the same share of the budget
         self.memory_estimate_ = self.memory_footprint_.total + plan.used * len(ranges)
-        self.state_ = State(s, m, block_rows)
+        self.state_ = State(s, m, block_rows, m if self.relaxation == 1.0 else 2 * m)
         self.iteration_ = Iteration(self.loss, self.regularizer, self.alpha, self.scale_, n,
-                                    op.n_blocks, self.relaxation, self.n_threads)
+                                    op.n_blocks, self.relaxation, self.n_threads,
+                                    row_sweep=self.row_sweep_)
         self.accelerator_ = (AndersonAcceleration(self.anderson_memory)
                              if self.acceleration == "anderson" else None)
 
@@ -345,6 +382,7 @@ class BlockADMM:
                   f"R={R} ranks={dist.size} C={op.n_blocks} threads={self.n_threads} "
                   f"{self.precision} acceleration={self.acceleration} "
                   f"relaxation={self.relaxation:g}; "
+                  f"{'row' if self.row_sweep_ else 'column'} sweep; "
                   f"rows per row block <= {max(b - a for a, b in self._ranges):,}; "
                   f"memory {self.memory_footprint_.describe()} + caches "
                   f"{format_bytes(self.memory_estimate_ - self.memory_footprint_.total)}"
@@ -473,6 +511,8 @@ class BlockADMM:
             accel_tick = time.perf_counter()
             if accel and not (converged or stop):
                 record["acceleration"] = accel.next_point(state, total[offset:-1])
+                if record["acceleration"] == "rejected" or accel.pending:
+                    state.moved()
             if self.adapt_rho and it % 10 == 0 and not (converged or stop):
                 new_rho = balanced_rho(rho, primal / eps_primal, dual / eps_dual)
                 if new_rho != rho:

@@ -8,10 +8,12 @@ Per iteration, with the relaxation a in (0, 2) (a = 1: plain ADMM):
 
     1. O_i   <- prox_{(1/rho) l_i}(Obar_i - nu_i)               l_i = (1/n) sum_{rows of i} V
     2. W     <- prox_{(alpha/rho) r}(Wbar - mu)
-    3. sweep over the column blocks j of each row block i (native, parallel):
+    3. the graph projection of each row block i (native, parallel):
          W'_ij <- (Z^T Z + I)^-1 [Wbar_j - mu'_ij + U_ij + Z^T (Dbar_i/(C+1) + nu_i)]
          S_i   <- sum_j Z_ij W'_ij                               (= Z_i W'_i)
          U_ij  <- a Z^T Z W'_ij + (1 - a)(U_ij + Z^T Dbar_i/(C+1))
+       by the column sweep (each block whole, twice) or the row sweep (one pass over tiles
+       of rows, which also leaves the next iteration's Z^T B: `Iteration._row_sweep`)
     4. exchange of the outputs (relaxed: O^ = a O + (1 - a) Obar):
          D_i    <- a (O_i - S_i)
          Obar_i <- O^_i - D_i/(C+1) ;  nu_i <- nu_i + D_i/(C+1) ;  Dbar_i <- D_i
@@ -40,13 +42,39 @@ class ConvergenceError(FloatingPointError):
 class RowBlockState:
     """Row block i's share of the state: O, Obar, nu, Dbar (n_i x m) and W' (`Wp`), mu'
     (`mu_p`), U (s x m).  Obar, nu, Dbar, mu', U are views into the state's flat vector of
-    fixed-point variables."""
+    fixed-point variables.
 
-    def __init__(self, flat, n_i, s, m):
+    With the row sweep, G = Z_i^T B_i (s x k, B_i = [Dbar_i/(C+1) + nu_i | Dbar_i/(C+1)],
+    the second half only when relaxed) is carried from one iteration's pass over the rows
+    to the next iteration's solve; `G_valid[0]` says whether it matches the state (it does
+    not at the start, and after Anderson moves the state)."""
+
+    def __init__(self, flat, n_i, s, m, k):
         self.O = np.zeros((n_i, m))
         self.Wp = np.zeros((s, m))
+        self.G = np.zeros((s, k))
+        self.G_valid = np.zeros(1)
         views = _views(flat, [(n_i, m)] * 3 + [(s, m)] * 2)
         self.Obar, self.nu, self.Dbar, self.mu_p, self.U = views
+
+    def rhs(self, C, relaxed):
+        """B_i = Dbar_i/(C+1) + nu_i, with Dbar_i/(C+1) beside it when relaxed: the matrix
+        whose Z_i^T B_i the graph projection needs (n_i x m or n_i x 2m)."""
+        B = self.Dbar / (C + 1) + self.nu
+        return np.hstack([B, self.Dbar / (C + 1)]) if relaxed else B
+
+    def rescale_duals(self, factor):
+        """nu /= factor, mu' /= factor, and G to match: its first half Z^T(Dbar/(C+1) + nu)
+        becomes G2 + (G1 - G2)/factor with G2 = Z^T Dbar/(C+1); without G2 (unrelaxed) G
+        is marked stale."""
+        self.mu_p /= factor
+        self.nu /= factor
+        m = self.nu.shape[1]
+        if self.G.shape[1] == 2 * m:
+            G1, G2 = self.G[:, :m], self.G[:, m:]
+            G1[...] = G2 + (G1 - G2) / factor
+        else:
+            self.G_valid[0] = 0.0
 
 
 class State:
@@ -61,16 +89,16 @@ class State:
     """
 
     SHARED = ("W", "mu", "Wbar")
-    PER_BLOCK = ("O", "Obar", "nu", "Dbar", "Wp", "mu_p", "U")
+    PER_BLOCK = ("O", "Obar", "nu", "Dbar", "Wp", "mu_p", "U", "G", "G_valid")
 
-    def __init__(self, s, m, block_rows):
+    def __init__(self, s, m, block_rows, k=None):
         self.shared = np.zeros(2 * s * m)
         self.Wbar, self.mu = _views(self.shared, [(s, m)] * 2)
         self.W = np.zeros((s, m))
         sizes = [3 * n_i * m + 2 * s * m for n_i in block_rows]
         self.local = np.zeros(sum(sizes))
         bounds = np.cumsum([0] + sizes)
-        self.blocks = [RowBlockState(self.local[a:b], n_i, s, m)
+        self.blocks = [RowBlockState(self.local[a:b], n_i, s, m, m if k is None else k)
                        for a, b, n_i in zip(bounds[:-1], bounds[1:], block_rows)]
 
     def arrays(self):
@@ -91,8 +119,13 @@ class State:
         """Scaled duals after rho <- rho * factor: mu, mu', nu divided by factor."""
         self.mu /= factor
         for rb in self.blocks:
-            rb.mu_p /= factor
-            rb.nu /= factor
+            rb.rescale_duals(factor)
+
+    def moved(self):
+        """The fixed-point variables were set from outside the iteration (Anderson): every
+        carried G is stale."""
+        for rb in self.blocks:
+            rb.G_valid[0] = 0.0
 
 
 class RowData:
@@ -125,13 +158,17 @@ class Iteration:
     n_column_blocks : int, C
     relaxation : float in (0, 2), a
     n_threads : int
+    row_sweep : bool
+        Step 3 by one pass over the rows per iteration (`ColumnBlocks.row_sweep`) instead of
+        the sweep over the column blocks, which holds a whole n_i x s_j block per thread.
     """
 
     def __init__(self, loss, regularizer, alpha, scale, n_rows, n_column_blocks, relaxation,
-                 n_threads):
+                 n_threads, row_sweep=False):
         self.loss, self.regularizer = loss, regularizer
         self.alpha, self.scale, self.n = alpha, scale, n_rows
         self.C, self.relaxation, self.n_threads = n_column_blocks, relaxation, n_threads
+        self.row_sweep = row_sweep
         self.unconverged_rows = 0     # rows whose iterative (logistic) prox hit its cap
 
     def step(self, state, rows, rho, consensus):
@@ -156,13 +193,15 @@ class Iteration:
         else:
             np.subtract(state.Wbar, state.mu, out=state.W)
         info.prox_seconds = time.perf_counter() - tick
-        # 3. the graph projection: the sweep over the column blocks of every row block
+        # 3. the graph projection of every row block
         for rb, data in zip(state.blocks, rows):
-            B = rb.Dbar / (C + 1) + rb.nu
-            if a != 1.0:
-                B = np.hstack([B, rb.Dbar / (C + 1)])
             S = np.empty_like(rb.O)
-            if data.columns.sweep(state.Wbar, rb.mu_p, rb.U, rb.Wp, B, S, a, nt):
+            if self.row_sweep:
+                failed = self._row_sweep(state, rb, data.columns, S)
+            else:
+                failed = data.columns.sweep(state.Wbar, rb.mu_p, rb.U, rb.Wp,
+                                            rb.rhs(C, a != 1.0), S, a, nt)
+            if failed:
                 raise ConvergenceError("graph-projection factorization failed: the feature "
                                        "block has non-finite values")
             if not (np.isfinite(rb.Wp).all() and np.isfinite(S).all()):
@@ -185,6 +224,30 @@ class Iteration:
             rb.mu_p += Wp - state.Wbar
         state.mu += W_hat - state.Wbar
         return info
+
+    def _row_sweep(self, state, rb, columns, S):
+        """Step 3 for one row block with one pass over its rows (docs/engine.md, "The row
+        sweep").  The solve needs only G = Z^T B, which the previous iteration's pass left
+        (or, at the start and after Anderson, one pass over each block computes, with the
+        factors).  The pass then computes S = Z W' and, from the same tiles, the next
+        iteration's G: step 4 makes the next B = nu + (2a/(C+1))(O - S) (and
+        Dbar/(C+1) = (a/(C+1))(O - S)), so B_next = E + S coefs with E and coefs below.
+        Returns the number of failed factorizations."""
+        a, C, nt = self.relaxation, self.C, self.n_threads
+        if not (rb.G_valid[0] and columns.factored_all):
+            failed = columns.factor_and_project(rb.rhs(C, a != 1.0), rb.G, not rb.G_valid[0],
+                                                nt)
+            if failed:
+                return failed
+            rb.G_valid[0] = 1.0
+        columns.solve(state.Wbar, rb.mu_p, rb.U, rb.Wp, rb.G, a, nt)
+        E = rb.nu + (2 * a / (C + 1)) * rb.O
+        coefs = [-2 * a / (C + 1)]
+        if a != 1.0:
+            E = np.hstack([E, (a / (C + 1)) * rb.O])
+            coefs.append(-a / (C + 1))
+        columns.row_sweep(rb.Wp, E, np.array(coefs), S, rb.G, nt)
+        return 0
 
     def local_sums(self, state, rows, info):
         """This rank's partial sums for the residuals and the objective, in the order of

@@ -32,7 +32,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..sketch import Identity
-from ._graph_projection import sweep_buffer_bytes
+from ._graph_projection import row_sweep_buffer_bytes, sweep_buffer_bytes
 
 FLOAT64 = 8
 # The most floats one column block's rows and factor may take in the default block layout
@@ -195,13 +195,15 @@ class Footprint:
 
 
 def footprint(op, block_rows, m, *, n_threads, single, relaxed, anderson_memory=None,
-              input_copy=0):
+              input_copy=0, row_sweep=False):
     """The `Footprint` of a BlockADMM run before caching.
 
     op: the fitted map's BlockTransform; block_rows: the rows n_i of this process's row
     blocks; m: outputs; single: float32 blocks; relaxed: relaxation != 1 (B has 2m
     columns); anderson_memory: Anderson's memory, None without acceleration; input_copy:
-    bytes of the float32 copy of the rows made for `single` (0 if none).
+    bytes of the float32 copy of the rows made for `single` (0 if none); row_sweep: step 3
+    by the row sweep (tiles of ROW_TILE rows, every block's parameters kept) instead of the
+    column sweep (an n_i x s_j block per thread).
     """
     s = int(op.n_features)
     offsets = op.block_offsets
@@ -209,7 +211,8 @@ def footprint(op, block_rows, m, *, n_threads, single, relaxed, anderson_memory=
     k = 2 * m if relaxed else m
     fixed_point = 2 * s * m + sum(3 * n_i * m + 2 * s * m for n_i in block_rows)
     persistent = {
-        "state": FLOAT64 * (fixed_point + s * m + sum(n_i * m + s * m for n_i in block_rows)),
+        "state": FLOAT64 * (fixed_point + s * m + sum(n_i * m + s * m + s * k
+                                                      for n_i in block_rows)),
         "iteration temporaries": FLOAT64 * (5 * s * m + sum(5 * n_i * m + n_i * k
                                                             for n_i in block_rows)),
         "factors": FLOAT64 * sum(min(n_i, s_j) ** 2 for n_i in block_rows for s_j in sizes),
@@ -220,7 +223,8 @@ def footprint(op, block_rows, m, *, n_threads, single, relaxed, anderson_memory=
         persistent["float32 rows"] = int(input_copy)
     sweep = {"map parameters": 0, "feature blocks": 0, "sweep buffers": 0}
     for n_i in block_rows:          # the row blocks are swept one after the other
-        parts = sweep_buffer_bytes(op, n_i, m, k, single, n_threads, True)
+        parts = (row_sweep_buffer_bytes(op, n_i, m, k, single, n_threads) if row_sweep
+                 else sweep_buffer_bytes(op, n_i, m, k, single, n_threads, True))
         for name, key in (("map parameters", "parameters"), ("feature blocks", "blocks"),
                           ("sweep buffers", "other")):
             sweep[name] = max(sweep[name], parts[key])
