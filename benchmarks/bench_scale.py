@@ -18,7 +18,8 @@ Protocols, fixed a priori (nothing is chosen by looking at test accuracy):
   1024; the default block rule would cut 1M rows into 61 blocks of 269), float32, alpha = 1 / (n C) with C = 10 (the exact SVC's C), tol = 1e-3, early
   stopping on the last 10,000 of the n rows (a contiguous split of i.i.d. rows: X and X_val are
   views of the memory-mapped file, nothing is copied), patience 10 iterations; it trains on
-  the other n - 10,000 rows and keeps the best validated iterate.
+  the other n - 10,000 rows and keeps the best validated iterate; memory_budget 4 GiB (the
+  working memory, then whole Z blocks in what is left).
 - exact SVC: scikit-learn's SVC (libsvm), C = 10, gamma = 1/72 (= 1 / (2 sigma^2)), all n
   rows, cache_size 2000 MB.  A fit that runs past --cap seconds is stopped and reported as
   "> cap".
@@ -221,8 +222,8 @@ def plot(table, path):
             if "capped" in r:       # a fit stopped at the cap: its time is a lower bound
                 right.plot([n], [r["capped"]], "^", color=color, markersize=9)
                 right.annotate(f"stopped at {r['capped'] / 3600:g} h", (n, r["capped"]),
-                               textcoords="offset points", xytext=(-90, 6), fontsize=8,
-                               color=color)
+                               textcoords="offset points", xytext=(-8, -4), fontsize=8,
+                               color=color, ha="right", va="top")
     for ax in (left, right):
         ax.set_xscale("log")
         ax.set_xlabel("training rows n (deformed MNIST)")
@@ -248,9 +249,8 @@ def main():
                        help="prefix of the deformed_mnist.py npy files (PREFIX.X.npy)")
         p.add_argument("--threads", type=int, default=os.cpu_count())
         p.add_argument("--cap", type=float, default=3600, help="seconds before a run is stopped")
-        p.add_argument("--memory-budget", type=int, default=None,
-                       help="skylite's memory_budget in bytes (default: half the available "
-                            "memory)")
+        p.add_argument("--memory-budget", type=int, default=4 * 2**30,
+                       help="skylite's memory_budget in bytes (default 4 GiB, the protocol's)")
         p.add_argument("--results", type=Path, default=RESULTS)
     p = commands.add_parser("report")
     p.add_argument("--results", type=Path, default=RESULTS)
