@@ -37,6 +37,25 @@ def test_footprint_counts_the_map_parameters_factors_and_threads():
                      single=False, relaxed=True).sweep["map parameters"] == 3 * 8
 
 
+def test_the_row_sweep_holds_tiles_not_blocks():
+    """The column sweep's feature blocks grow with the rows (n_i x s_j per thread); the row
+    sweep's do not (a 128 x s tile, and FACTOR_ROWS x s_j per thread while factoring), and it
+    keeps every block's map parameters instead of one block's per thread."""
+    op = Fastfood(4096, n_blocks=4).fit(np.zeros((1, 784))).transform_op_
+    s_j, params = 1024, sum(op.n_params(j) for j in range(4))
+    count = lambda n, rows: footprint(op, [n], 10, n_threads=2, single=True, relaxed=True,
+                                      row_sweep=rows)
+    for n in (10_000, 1_000_000):
+        assert count(n, False).sweep["feature blocks"] == 2 * 4 * n * s_j
+        assert count(n, True).sweep["feature blocks"] == 2 * 4 * 2048 * s_j
+        assert count(n, True).sweep["map parameters"] == 4 * params
+    assert count(10**6, True).total < count(10**6, False).total / 5
+    # the carried G = Z^T B (s x 2m) is state
+    assert (count(10**4, True).persistent["state"]
+            - footprint(op, [10**4], 10, n_threads=2, single=True,
+                        relaxed=False).persistent["state"]) == 8 * 4096 * 10
+
+
 def test_linear_kernel_on_two_wide_rows_needs_little():
     """The paper's estimate counts s^2 / C floats of factors: 14.5 TiB for s = d = 2e6."""
     X, y = wide_rows(2_000_000)
