@@ -74,7 +74,6 @@ cdef enum:
 cdef enum:
     ROW_TILE = 128
 
-cdef double one_d = 1.0
 
 
 ctypedef struct Scratch:
@@ -441,7 +440,7 @@ cdef class ColumnBlocks:
         _update_u(U, u, p, off, s, m, k, relax)
         sc.clock[<int> T_SOLVE] += omp_get_wtime() - start
 
-    # ---- the row sweep (docs/engine.md, "One pass over the rows") ----
+    # ---- the row sweep (docs/engine.md, "Two ways through Z") ----
 
     @property
     def row_sweep_possible(self):
@@ -452,6 +451,11 @@ cdef class ColumnBlocks:
             if self.woodbury[j] or (self.params[j] == NULL and self.zcache[j] == NULL):
                 return False
         return True
+
+    def _require_row_sweep(self):
+        if not self.row_sweep_possible:
+            raise ValueError("the row sweep needs every block factored as Z^T Z + I "
+                             "(n_i >= s_j) and every block's parameters or Z kept")
 
     @property
     def factored_all(self):
@@ -473,9 +477,7 @@ cdef class ColumnBlocks:
         cdef Py_ssize_t C = self.n_blocks, chunk = min(n, <Py_ssize_t> FACTOR_ROWS)
         if B.shape[0] != n or G.shape[1] != k or G.shape[0] != self.T.n_features:
             raise ValueError("B and G do not match the column blocks")
-        if not self.row_sweep_possible:
-            raise ValueError("the row sweep needs every block factored as Z^T Z + I "
-                             "(n_i >= s_j) and every block's parameters or Z kept")
+        self._require_row_sweep()
         cdef Lengths L = _lengths(self.T, chunk, 0, k, self.single, True)
         cdef Py_ssize_t zsize = L.zsize, len_z = chunk * smax
         cdef Py_ssize_t len_f = (TILE_ROWS * k + smax * k + smax * smax) if self.single else 0
@@ -514,6 +516,7 @@ cdef class ColumnBlocks:
         cdef Py_ssize_t off = self.offsets[j], n = self.n_rows, first, stop, a
         cdef int s = <int> (self.offsets[j + 1] - off), k = <int> k_, info = 0, rows
         cdef bint factor = not self.factored[j], cached = self.zcache[j] != NULL
+        cdef double one = 1.0
         cdef double *L = <double *> self.factor[j]
         cdef double *p = G + off * k
         cdef double start
@@ -549,7 +552,7 @@ cdef class ColumnBlocks:
                 if self.single:
                     _add_gram_f32(<float *> Z, rows, s, L, sc.g32)
                 else:
-                    dsyrk(b'L', b'N', &s, &rows, &one_d, <double *> Z, &s, &one_d, L, &s)
+                    dsyrk(b'L', b'N', &s, &rows, &one, <double *> Z, &s, &one, L, &s)
             sc.clock[<int> T_FACTOR] += omp_get_wtime() - start
             start = omp_get_wtime()
             if project:
@@ -632,7 +635,7 @@ cdef class ColumnBlocks:
 
     def row_sweep(self, double[:, ::1] Wp, double[:, ::1] E, double[::1] coefs,
                   double[:, ::1] S, double[:, ::1] G, int n_threads):
-        """One pass over the rows, ROW_TILES rows at a time:
+        """One pass over the rows, ROW_TILE rows at a time:
 
             S_t <- sum_j Z_tj W'_j                 (block order)
             B_t <- E_t + [coefs[0] S_t | coefs[1] S_t | ...]
@@ -650,9 +653,7 @@ cdef class ColumnBlocks:
                 or E.shape[0] != n or S.shape[0] != n or S.shape[1] != m
                 or k not in (m, 2 * m) or coefs.shape[0] != h):
             raise ValueError("state arrays do not match the column blocks")
-        if not self.row_sweep_possible:
-            raise ValueError("the row sweep needs every block factored as Z^T Z + I "
-                             "(n_i >= s_j) and every block's parameters or Z kept")
+        self._require_row_sweep()
         cdef Lengths L = _lengths(self.T, ROW_TILE, m, k, self.single, True)
         cdef Py_ssize_t zsize = L.zsize, len_tile = ROW_TILE * s_all
         cdef Py_ssize_t len_slots = C * ROW_TILE * m
@@ -681,8 +682,9 @@ cdef class ColumnBlocks:
                 scratch[t].o32 = scratch[t].p32 + s_all * k
                 scratch[t].b32 = b32
                 scratch[t].v = slots
-            for a in range(s_all * m):
-                w32[a] = <float> Wp[a // m, a % m]
+            if self.single:
+                for a in range(s_all * m):
+                    w32[a] = <float> Wp[a // m, a % m]
             G[...] = 0.0
             with nogil:
                 first = 0
@@ -781,15 +783,13 @@ cdef class ColumnBlocks:
         block, or T[X_i, j] regenerated tile by tile into the cache (if so planned) or the
         thread's buffer.  While a regenerated tile is still in cache, P += Z_tile^T B_tile is
         accumulated (*fused set), which saves a pass over Z; that time goes to T_PRODUCTS."""
-        cdef Py_ssize_t s = self.offsets[j + 1] - self.offsets[j], n = self.n_rows, a
+        cdef Py_ssize_t s = self.offsets[j + 1] - self.offsets[j], n = self.n_rows
         cdef Py_ssize_t t, first, stop, n_tiles = (n + TILE_ROWS - 1) // TILE_ROWS
+        cdef Py_ssize_t zsize = 4 if self.single else 8
         cdef bint f32 = self.single and not self.woodbury[j]
         cdef void *params = self.params[j] if self.params[j] != NULL else <void *> sc.params
         cdef void *dest = self.zcache[j] if self.zcache[j] != NULL else sc.z
-        cdef float *z32
-        cdef double *z64
         cdef double tick
-        cdef Rows tile
         fused[0] = False
         if self.zcache[j] != NULL and self.z_filled[j]:
             return self.zcache[j]
@@ -802,20 +802,7 @@ cdef class ColumnBlocks:
         for t in range(n_tiles):
             first = t * TILE_ROWS
             stop = min(n, first + TILE_ROWS)
-            tile = rows_range(&self.rows, first, stop)
-            if self.single:
-                z32 = <float *> dest
-                self.T.apply_f32(j, <float *> params, &tile, z32 + first * s, s,
-                                 <float *> sc.work)
-                if self.scale != 1.0:
-                    for a in range(first * s, stop * s):
-                        z32[a] = <float> (self.scale * z32[a])
-            else:
-                z64 = <double *> dest
-                self.T.apply_f64(j, <double *> params, &tile, z64 + first * s, s, sc.work)
-                if self.scale != 1.0:
-                    for a in range(first * s, stop * s):
-                        z64[a] *= self.scale
+            self._generate(j, params, first, stop, <char *> dest + first * s * zsize, s, sc)
             if fused[0]:
                 tick = omp_get_wtime()
                 _add_zt_b(dest, f32, B, sc.p, first, stop, <int> s, <int> k_, sc)

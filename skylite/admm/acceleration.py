@@ -89,6 +89,7 @@ class AndersonAcceleration:
                 g_local, g_shared = self.G[-1]
                 state.local[...] = g_local
                 state.shared[...] = g_shared
+                state.moved()
                 self.n_rejected += 1
                 self.reset()
                 return "rejected"
@@ -142,6 +143,7 @@ class AndersonAcceleration:
             target[...] = 0.0
             for w, g in zip(weights, self.G):
                 target += w * g[part]
+        state.moved()
 
     # ---- checkpoints ----
 

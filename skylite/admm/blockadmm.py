@@ -511,8 +511,6 @@ class BlockADMM:
             accel_tick = time.perf_counter()
             if accel and not (converged or stop):
                 record["acceleration"] = accel.next_point(state, total[offset:-1])
-                if record["acceleration"] == "rejected" or accel.pending:
-                    state.moved()
             if self.adapt_rho and it % 10 == 0 and not (converged or stop):
                 new_rho = balanced_rho(rho, primal / eps_primal, dual / eps_dual)
                 if new_rho != rho:

@@ -85,20 +85,22 @@ class State:
     mu', U of every row block) live in two flat float64 vectors, `shared` (identical on
     every rank) and `local` (this rank's row blocks), which Anderson acceleration treats as
     one vector.  W, O and W' are outputs of an iteration, kept for the residuals and the
-    model.  `arrays()` / `load()` are the whole state by name, for checkpoints.
+    model.  `arrays()` / `load()` are the whole state by name, for checkpoints.  k is the
+    number of columns of each row block's carried G = Z_i^T B_i: m, or 2m when relaxed.
+    Whoever writes the fixed-point vectors from outside the iteration calls `moved()`.
     """
 
     SHARED = ("W", "mu", "Wbar")
     PER_BLOCK = ("O", "Obar", "nu", "Dbar", "Wp", "mu_p", "U", "G", "G_valid")
 
-    def __init__(self, s, m, block_rows, k=None):
+    def __init__(self, s, m, block_rows, k):
         self.shared = np.zeros(2 * s * m)
         self.Wbar, self.mu = _views(self.shared, [(s, m)] * 2)
         self.W = np.zeros((s, m))
         sizes = [3 * n_i * m + 2 * s * m for n_i in block_rows]
         self.local = np.zeros(sum(sizes))
         bounds = np.cumsum([0] + sizes)
-        self.blocks = [RowBlockState(self.local[a:b], n_i, s, m, m if k is None else k)
+        self.blocks = [RowBlockState(self.local[a:b], n_i, s, m, k)
                        for a, b, n_i in zip(bounds[:-1], bounds[1:], block_rows)]
 
     def arrays(self):
@@ -226,8 +228,8 @@ class Iteration:
         return info
 
     def _row_sweep(self, state, rb, columns, S):
-        """Step 3 for one row block with one pass over its rows (docs/engine.md, "The row
-        sweep").  The solve needs only G = Z^T B, which the previous iteration's pass left
+        """Step 3 for one row block with one pass over its rows (docs/engine.md, "Two ways
+        through Z").  The solve needs only G = Z^T B, which the previous iteration's pass left
         (or, at the start and after Anderson, one pass over each block computes, with the
         factors).  The pass then computes S = Z W' and, from the same tiles, the next
         iteration's G: step 4 makes the next B = nu + (2a/(C+1))(O - S) (and
