@@ -69,10 +69,13 @@ assert len(PHASES) == N_PHASES
 cdef enum:
     FACTOR_ROWS = 2048
 
-# Rows per tile of the row sweep: a tile of every block (ROW_TILE x s features, 8 MiB in
-# float32 at s = 16384) stays in the cache between Z W' and Z^T B.
+# Rows per tile of the row sweep: a tile of every block (ROW_TILE x s features, 16 MiB in
+# float32 at s = 16384) stays in the cache between Z W' and Z^T B.  It is the transform's
+# own tile, so that the row sweep transforms the same row ranges as the block caches are
+# filled with: BLAS may round a row's product differently with the number of rows in the
+# call (OpenBLAS's sgemm does on AMD EPYC), and a cached block must equal a regenerated one.
 cdef enum:
-    ROW_TILE = 128
+    ROW_TILE = TILE_ROWS
 
 
 
