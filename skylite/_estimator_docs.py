@@ -106,10 +106,18 @@ validation_fraction : float in (0, 1), default=0.1
     ValueError.
 n_iter_no_change : int or None, default=10
     With a validation set (X_val, y_val given to `fit`, or the `early_stopping` split), its
-    score (accuracy or R^2) is computed every iteration (`history_`); training stops after
-    `n_iter_no_change` iterations without a better score and `coef_` is the W of the best
-    iteration (`best_iteration_`).  None only records the scores.  A run resumed from a
-    checkpoint tracks the best score from the resumed iteration on.
+    score (accuracy or R^2) and loss are computed every iteration (`history_`); training
+    stops after `n_iter_no_change` iterations without a better value of the one `scoring`
+    names, and `coef_` is the W of the best iteration (`best_iteration_`).  None only
+    records them.  A run resumed from a checkpoint tracks the best value from the resumed
+    iteration on.
+scoring : {{"score", "loss"}}, default="score"
+    What early stopping monitors on the validation rows: "score", the accuracy
+    (classifiers) or R^2 (regressors), as SGDClassifier and MLPClassifier do; or "loss",
+    the training loss (1/n_val) sum V(y_i, W^T z(x_i)) over them (lower is better), as
+    scikit-learn's HistGradientBoosting does.  The accuracy of a few thousand rows moves in
+    steps of 1/n_val; the loss moves with every iteration, but over-relaxation makes it
+    oscillate in the first iterations, so it can hold an early minimum for a while.
 comm : mpi4py communicator or None, default=None
     Under a communicator every rank calls `fit` with its own rows: the fitted model,
     `objective` and `score` are global and identical on every rank; `predict` stays
@@ -161,7 +169,7 @@ converged_ : bool
     Whether the residuals met `tol`.
 history_ : list of dict
     One record per iteration: objective, primal and dual residuals, rho, validation score
-    (with a validation set), seconds.
+    and validation loss (with a validation set), seconds.
 validation_indices_ : ndarray or None
     The rows of X (of this rank's X under `comm`) held out by `early_stopping`, sorted.
 memory_estimate_ : int

@@ -14,8 +14,9 @@ and identical on every rank:
 - `score` (accuracy: correct and total counts; R^2: the residual and the total sum of
   squares about the *global* column means), through `Scorer`;
 - `objective` (the loss summed over every rank's rows over the global n);
-- the per-iteration validation score (`CollectiveValidation`: a `Scorer`'s partial sums,
-  which travel in the engine's one Allreduce per iteration).
+- the per-iteration validation score and loss (`CollectiveValidation`: a `Scorer`'s
+  partial sums and the loss summed over the rows, which travel in the engine's one
+  Allreduce per iteration).
 
 Sums go through `Distributed.sum_to_all` (Reduce to the root, then Bcast), so every rank
 gets bitwise the same numbers whatever the MPI library's reduction order (they feed the
@@ -105,22 +106,29 @@ def objective(dist, loss, O, Y, alpha, regularizer_value):
 
 class CollectiveValidation:
     """The engine's validation protocol (skylite.admm.BlockADMM `validation=`): the score
-    of W on this rank's validation rows X, y as `partial(W)` -> float64 vector of
-    `n_partial` partial sums, which the engine adds to its per-iteration Allreduce, and
-    `finish(summed vector)` -> the global score (accuracy or R^2).
+    and the loss of W on this rank's validation rows X, y as `partial(W)` -> float64 vector
+    of `n_partial` partial sums, which the engine adds to its per-iteration Allreduce, and
+    `finish(summed vector)` -> {"validation": the global score (accuracy or R^2),
+    "validation_loss": (1/n_val) sum over every rank's rows of V(y_i, o_i)}.
 
-    outputs(W, X) -> O (n_i x m) and predict(O) -> predictions come from the estimator.
+    outputs(W, X) -> O (n_i x m) and predict(O) -> predictions come from the estimator;
+    loss (a skylite.prox Loss) and Y (the coded targets of y, n_i x m) give the loss.
     """
 
-    def __init__(self, dist, outputs, predict, X, y, classification):
+    def __init__(self, dist, outputs, predict, X, y, classification, loss, Y):
         self.outputs, self.predict, self.X = outputs, predict, X
+        self.loss, self.Y = loss, Y
         self.scorer = Scorer(dist, y, classification)
-        self.n_partial = self.scorer.n_partial
+        self.n_partial = self.scorer.n_partial + 2
 
     def partial(self, W):
-        """This rank's partial sums of the score of W."""
-        return self.scorer.partial(self.predict(self.outputs(W, self.X)))
+        """This rank's partial sums of the score of W, then [sum of V, rows]."""
+        O = self.outputs(W, self.X)
+        return np.concatenate([self.scorer.partial(self.predict(O)),
+                               [self.loss.value(O, self.Y), O.shape[0]]])
 
     def finish(self, sums):
-        """The global score from the summed partial sums."""
-        return self.scorer.finish(sums)
+        """The global score and loss from the summed partial sums."""
+        k = self.scorer.n_partial
+        return {"validation": self.scorer.finish(sums[:k]),
+                "validation_loss": float(sums[k] / sums[k + 1]) if sums[k + 1] else 0.0}

@@ -166,6 +166,7 @@ def _make_model(args, dist):
                solver=args.solver,
                validation_fraction=args.validation_fraction,
                n_iter_no_change=args.n_iter_no_change if args.early_stop else None,
+               scoring=args.scoring,
                classification=args.classification or None, **kernel_params)
 
 
@@ -325,7 +326,7 @@ class _DefaultsFormatter(argparse.HelpFormatter):
 # Options that apply only with others (`_APPLIES`): their defaults are filled in after the
 # check, so that an option given where it does not apply is an error, not ignored.
 _LATER = {"features": 2048, "validation_fraction": 0.1, "n_iter_no_change": 10,
-          "checkpoint_every": 10}
+          "scoring": "score", "checkpoint_every": 10}
 
 _SIGMA_KERNELS = ("gaussian", "rbf", "laplacian")
 # option dest -> (does it apply to these args?, where it applies)
@@ -347,6 +348,7 @@ _APPLIES = {
     "validation_fraction": (lambda a: a.early_stop and not a.val,
                             "--early-stop without --val"),
     "n_iter_no_change": (lambda a: a.early_stop, "--early-stop"),
+    "scoring": (lambda a: a.early_stop, "--early-stop"),
     "checkpoint_every": (lambda a: a.checkpoint is not None, "--checkpoint"),
     "solver": (lambda a: a.solver in ("auto", "admm")
                or (a.loss == "squared" and a.reg == "l2" and not a.classification),
@@ -479,8 +481,8 @@ def build_parser():
                    help="precision of the feature transform")
     g.add_argument("--seed", type=int, default=0, help="random seed of the feature map")
     g.add_argument("--early-stop", dest="early_stop", action="store_true",
-                   help="stop when the validation score (--val, else --validation-fraction "
-                        "of the training rows) has not improved for --n-iter-no-change "
+                   help="stop when the validation score or loss (--scoring; --val, else "
+                        "--validation-fraction of the training rows) has not improved for --n-iter-no-change "
                         "iterations and keep the best model")
     g.add_argument("--validation-fraction", dest="validation_fraction", type=_fraction,
                    metavar="F",
@@ -490,6 +492,9 @@ def build_parser():
     g.add_argument("--n-iter-no-change", dest="n_iter_no_change", type=_positive(int),
                    metavar="N", help=f"with --early-stop: patience in iterations (default: "
                                      f"{_LATER['n_iter_no_change']})")
+    g.add_argument("--scoring", choices=("score", "loss"),
+                   help=f"with --early-stop: what is monitored on the validation rows, their "
+                        f"score (accuracy, R^2) or the loss (default: {_LATER['scoring']})")
     g.add_argument("--checkpoint", metavar="FILE",
                    help="save the full ADMM state here every --checkpoint-every iterations; "
                         "if FILE exists, training resumes from it (removed when done)")

@@ -83,8 +83,8 @@ class KernelMachine(BaseEstimator):
                  adapt_rho=True, relaxation=1.8, acceleration=None, anderson_memory=5,
                  n_threads=None, memory_budget=None, precision="float64",
                  random_state=0, verbose=False, callback=None, early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=10, comm=None, checkpoint=None,
-                 checkpoint_every=10, solver="auto"):
+                 validation_fraction=0.1, n_iter_no_change=10, scoring="score", comm=None,
+                 checkpoint=None, checkpoint_every=10, solver="auto"):
         self.kernel = kernel
         self.loss = loss
         self.regularizer = regularizer
@@ -117,6 +117,7 @@ class KernelMachine(BaseEstimator):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.scoring = scoring
         self.comm = comm
         self.checkpoint = checkpoint
         self.checkpoint_every = checkpoint_every
@@ -217,6 +218,20 @@ class KernelMachine(BaseEstimator):
         self._y_1d = y.ndim == 1
         return np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64), None
 
+    def _code_validation_targets(self, y_val, loss, classes, m):
+        """Y_val (n_val x m) coded like the training targets, for the validation loss."""
+        y_val = np.asarray(y_val)
+        if loss.classification:
+            unseen = ~np.isin(y_val, classes)
+            if unseen.any():
+                raise ValueError(f"y_val contains a label not among the training labels, "
+                                 f"e.g. {y_val[unseen][0]!r}: the validation loss is undefined")
+            return code_labels(y_val, loss, classes=classes)[0]
+        Y_val = np.ascontiguousarray(y_val.reshape(len(y_val), -1), dtype=np.float64)
+        if Y_val.shape[1] != m:
+            raise ValueError(f"y_val has {Y_val.shape[1]} targets per row, y has {m}")
+        return Y_val
+
     def _patience(self):
         """n_iter_no_change checked (None or an int > 0), after checking the other early
         stopping parameters."""
@@ -229,6 +244,8 @@ class KernelMachine(BaseEstimator):
                                     not 0 < fraction < 1):
             raise ValueError(f"validation_fraction must be a number in (0, 1), got "
                              f"{fraction!r}")
+        if self.scoring not in _SCORINGS:
+            raise ValueError(f"scoring must be one of {_SCORINGS}, got {self.scoring!r}")
         if self.n_iter_no_change is None:
             return None
         return check_positive(self.n_iter_no_change, "n_iter_no_change", integer=True)
@@ -313,11 +330,13 @@ class KernelMachine(BaseEstimator):
             validation_outputs, kept = self._validation_outputs(X_val)
             if memory_budget is not None:
                 memory_budget = max(0, memory_budget - kept)
+            Y_val = dist.agree(self._code_validation_targets, y_val, loss, classes,
+                               Y.shape[1])
             validation = stats.CollectiveValidation(dist, validation_outputs,
                                                     self._predict_from, X_val, y_val,
-                                                    classes is not None)
+                                                    classes is not None, loss, Y_val)
             if patience is not None:
-                early = callback = _EarlyStopping(patience, self.callback)
+                early = callback = _EarlyStopping(patience, self.scoring, self.callback)
         engine = BlockADMM(self.feature_map_, loss, regularizer, self.alpha, rho=self.rho,
                            max_iter=self.max_iter, tol=self.tol, n_threads=self.n_threads,
                            memory_budget=memory_budget, precision=self.precision,
@@ -570,6 +589,10 @@ class KernelMachine(BaseEstimator):
         return self._model_outputs(X), Y
 
 
+# What early stopping monitors on the validation rows (`scoring`)
+_SCORINGS = ("loss", "score")
+
+
 def holdout_rows(groups, fraction, rng):
     """Split rows 0..n-1 into (fit rows, validation rows), two sorted index arrays.
 
@@ -587,12 +610,16 @@ def holdout_rows(groups, fraction, rng):
 
 
 class _EarlyStopping:
-    """An engine callback: remembers the W of the best validation score and stops the run
-    after `patience` iterations without a better one (then calls the user's callback, if
-    any).  The score is global under MPI, so every rank takes the same decision."""
+    """An engine callback: remembers the W of the best validation value (the lowest
+    "validation_loss" for scoring="loss", the highest "validation" score for "score") and
+    stops the run after `patience` iterations without a better one (then calls the user's
+    callback, if any).  The values are global under MPI, so every rank takes the same
+    decision."""
 
-    def __init__(self, patience, callback=None):
+    def __init__(self, patience, scoring="score", callback=None):
         self.patience = patience
+        self.key, self.sign = (("validation_loss", -1.0) if scoring == "loss"
+                               else ("validation", 1.0))
         self.callback = callback
         self.best_score = -np.inf
         self.best_W = None
@@ -600,8 +627,9 @@ class _EarlyStopping:
 
     def __call__(self, iteration, record, W):
         stop = bool(self.callback(iteration, record, W)) if self.callback else False
-        if record["validation"] > self.best_score:
-            self.best_score, self.best_W = record["validation"], W.copy()
+        value = self.sign * record[self.key]
+        if value > self.best_score:
+            self.best_score, self.best_W = value, W.copy()
             self.best_iteration = iteration
         return stop or iteration - self.best_iteration >= self.patience
 

@@ -7,6 +7,7 @@ import skylite
 from skylite import KernelRidge, KernelSVC
 from skylite.admm import BlockADMM
 from skylite.cli import main
+from skylite.prox.coding import code_labels
 
 pytestmark = pytest.mark.filterwarnings("ignore::skylite.admm.ConvergenceWarning")
 
@@ -55,20 +56,47 @@ def test_the_split_is_a_seeded_stratified_subset_disjoint_from_the_fitted_rows(
     assert KernelSVC(n_features=128, max_iter=5).fit(X, y).validation_indices_ is None
 
 
-def test_early_stopping_stops_before_max_iter_and_keeps_the_best_W(digits):
+@pytest.mark.parametrize("scoring", ["score", "loss"])
+def test_early_stopping_stops_before_max_iter_and_keeps_the_best_W(digits, scoring):
     X, y = digits
     iterates = {}
     remember = lambda iteration, record, W: iterates.__setitem__(iteration, W.copy())
     model = KernelSVC(sigma=0.6, n_features=256, alpha=1e-6, tol=1e-12, max_iter=150,
-                      n_threads=1, early_stopping=True, n_iter_no_change=5,
+                      n_threads=1, early_stopping=True, n_iter_no_change=5, scoring=scoring,
                       callback=remember).fit(X, y)
     scores = [record["validation"] for record in model.history_]
+    losses = [record["validation_loss"] for record in model.history_]
     best = model.best_iteration_
     assert model.n_iter_ == best + 5 < 150 and not model.converged_
-    assert int(np.argmax(scores)) == best - 1           # the first best: later ones only tie
+    # the first best: later ones only tie
+    kept = np.argmax(scores) if scoring == "score" else np.argmin(losses)
+    assert int(kept) == best - 1
     np.testing.assert_array_equal(model.coef_, iterates[best])
     held = model.validation_indices_
     assert model.score(X[held], y[held]) == scores[best - 1]
+    # the recorded loss is the hinge loss of the kept W on the held-out rows
+    Y_held, _ = code_labels(y[held], model.loss_, classes=model.classes_)
+    O_held = model._model_outputs(X[held])
+    assert losses[best - 1] == pytest.approx(model.loss_.value(O_held, Y_held) / len(held),
+                                             rel=1e-10)
+
+
+def test_the_loss_keeps_improving_after_the_accuracy_stalls(digits):
+    """Monitoring the loss runs longer than the accuracy of the same run, and ends nearer
+    the optimum: the accuracy of 400 held-out rows moves in steps of 1/400."""
+    X, y = digits
+    kw = dict(sigma=0.6, n_features=256, alpha=1e-5, tol=1e-12, max_iter=300, n_threads=1,
+              early_stopping=True, n_iter_no_change=10)
+    by_score = KernelSVC(scoring="score", **kw).fit(X, y)
+    by_loss = KernelSVC(scoring="loss", **kw).fit(X, y)
+    assert by_loss.best_iteration_ > by_score.best_iteration_
+    # the same iterates: the score run is a prefix of the loss run
+    np.testing.assert_array_equal([r["validation"] for r in by_score.history_],
+                                  [r["validation"] for r in by_loss.history_][
+                                      :by_score.n_iter_])
+    fit_rows = np.setdiff1d(np.arange(len(X)), by_loss.validation_indices_)
+    assert (by_loss.objective(X[fit_rows], y[fit_rows])
+            < by_score.objective(X[fit_rows], y[fit_rows]))
 
 
 def test_an_explicit_validation_set_takes_precedence(pendigits, tmp_path):
@@ -76,7 +104,8 @@ def test_an_explicit_validation_set_takes_precedence(pendigits, tmp_path):
     X, y, X_val, y_val = X[:3000], y[:3000], X[3000:4500], y[3000:4500]   # training rows
     kw = dict(sigma=0.6, n_features=256, alpha=1e-6, tol=1e-9, max_iter=150, n_threads=1)
     full = KernelSVC(**kw, n_iter_no_change=None).fit(X, y, X_val=X_val, y_val=y_val)
-    early = KernelSVC(**kw, early_stopping=True).fit(X, y, X_val=X_val, y_val=y_val)
+    early = KernelSVC(**kw, early_stopping=True, scoring="score").fit(X, y, X_val=X_val,
+                                                                      y_val=y_val)
     assert early.validation_indices_ is None                  # no split: X_val was given
     scores = [r["validation"] for r in early.history_]
     best = int(np.argmax(scores))
@@ -107,6 +136,12 @@ def test_bad_early_stopping_input_is_named(digits):
         KernelSVC(early_stopping="yes").fit(X, y)
     with pytest.raises(ValueError, match="n_iter_no_change"):
         KernelSVC(n_iter_no_change=0).fit(X, y)
+    with pytest.raises(ValueError, match="scoring must be one of"):
+        KernelSVC(scoring="accuracy").fit(X, y)
+    unseen = y[:100].copy()
+    unseen[0] = 99
+    with pytest.raises(ValueError, match="y_val contains a label not among the training"):
+        KernelSVC(max_iter=2).fit(X, y, X_val=X[:100], y_val=unseen)
     with pytest.raises(ValueError, match="X_val was given without y_val"):
         KernelSVC().fit(X, y, X_val=X)
     with pytest.raises(ValueError, match="y_val was given without X_val"):
@@ -157,3 +192,21 @@ def test_cli_rejects_a_bad_validation_fraction(npz_files, tmp_path, capsys):
         main(["train", str(train), "-m", str(tmp_path / "m.sky"), "--early-stop",
               "--validation-fraction", "1.5"])
     assert exit_.value.code == 2 and "must be < 1" in capsys.readouterr().err
+
+
+def test_cli_scoring_loss_monitors_the_validation_loss(npz_files, tmp_path, capsys):
+    train, val = npz_files
+    argv = ["train", str(train), "-m", str(tmp_path / "m.sky"), "--sigma", "0.6",
+            "--features", "256", "--alpha", "1e-6", "--tol", "1e-12", "--iters", "150",
+            "--threads", "1", "--val", str(val)]
+    assert main(argv + ["--early-stop", "--scoring", "loss"]) == 0
+    out = capsys.readouterr().out
+    progress = [line for line in out.splitlines() if line.startswith("iter ")]
+    losses = [float(line.split("(loss ")[1].split(")")[0]) for line in progress]
+    model = skylite.load(tmp_path / "m.sky")
+    assert model.scoring == "loss" and len(losses) == model.n_iter_ < 150
+    best = int(np.argmin(losses)) + 1
+    assert f"early stop, best validation at iteration {best}" in out
+    with pytest.raises(SystemExit) as exit_:           # --scoring applies only with --early-stop
+        main(argv + ["--scoring", "loss"])
+    assert exit_.value.code == 2 and "--scoring" in capsys.readouterr().err

@@ -118,8 +118,10 @@ class BlockADMM:
     validation : callable, object or None, default=None
         callable(W) -> float, scored every iteration into ``history_``; or an object with
         `partial(W)` -> float64 vector of `n_partial` partial sums over this rank's
-        validation rows and `finish(summed vector)` -> float, which the engine reduces in
-        its per-iteration Allreduce (global validation scores under MPI).
+        validation rows and `finish(summed vector)` -> float (the "validation" entry) or a
+        dict of named values (entries of the record, e.g. "validation" and
+        "validation_loss"), which the engine reduces in its per-iteration Allreduce (global
+        validation scores under MPI).
     comm : mpi4py communicator or None, default=None
         Each rank passes its own rows to `fit`; the ranks' row blocks together form the
         R = sum of their n_row_blocks blocks, in rank order (see skylite._distributed and
@@ -501,8 +503,8 @@ class BlockADMM:
                     f" the data or rho={rho:g} may be badly scaled")
             offset = _N_SUMS
             if collective_validation:
-                record["validation"] = validation.finish(
-                    total[offset:offset + validation.n_partial])
+                scores = validation.finish(total[offset:offset + validation.n_partial])
+                record.update(scores if isinstance(scores, dict) else {"validation": scores})
                 offset += validation.n_partial
             elif validation is not None:
                 record["validation"] = validation(self.coef_)
@@ -664,4 +666,6 @@ def _format_record(r):
             f"  dual {r['dual']:.2e}  rho {r['rho']:.2g}")
     if "validation" in r:
         line += f"  validation {r['validation']:.4f}"
+    if "validation_loss" in r:
+        line += f" (loss {r['validation_loss']:.4g})"
     return line + f"  {r['seconds']:.2f}s ({r['elapsed']:.1f}s)"
