@@ -17,7 +17,8 @@ Protocols, fixed a priori (nothing is chosen by looking at test accuracy):
   s = 16384 in 16 column blocks of 1024 (Fastfood's stack width for 784 pixels padded to
   1024; the default block rule would cut 1M rows into 61 blocks of 269), float32, alpha = 1 / (n C) with C = 10 (the exact SVC's C), tol = 1e-3, early
   stopping on the last 10,000 of the n rows (a contiguous split of i.i.d. rows: X and X_val are
-  views of the memory-mapped file, nothing is copied), patience 10 iterations; it trains on
+  views of the memory-mapped file, nothing is copied), patience 10 iterations without a better
+  validation accuracy (`scoring="score"`; --scoring loss monitors the validation loss); it trains on
   the other n - 10,000 rows and keeps the best validated iterate; memory_budget 4 GiB (the
   working memory, then whole Z blocks in what is left).
 - exact SVC: scikit-learn's SVC (libsvm), C = 10, gamma = 1/72 (= 1 / (2 sigma^2)), all n
@@ -74,11 +75,11 @@ def test_rows():
         return z["X_test"], z["y_test"]
 
 
-def run_skylite(X, y, n, threads, memory_budget=None):
+def run_skylite(X, y, n, threads, memory_budget=None, scoring="score"):
     from skylite import KernelSVC
     fit_rows = n - VALIDATION_ROWS
     model = KernelSVC(sigma=SIGMA, n_features=FEATURES, n_blocks=BLOCKS, method="fastfood",
-                      precision="float32",
+                      precision="float32", scoring=scoring,
                       alpha=1.0 / (n * C_SVC), n_iter_no_change=10, n_threads=threads,
                       memory_budget=memory_budget, random_state=0, verbose=True)
     start = time.perf_counter()
@@ -86,7 +87,7 @@ def run_skylite(X, y, n, threads, memory_budget=None):
     fit = time.perf_counter() - start
     return model, fit, {"iterations": model.n_iter_, "best_iteration": model.best_iteration_,
                         "blocks": BLOCKS, "row_blocks": model.n_row_blocks_,
-                        "sweep": model.sweep_,
+                        "sweep": model.sweep_, "scoring": scoring,
                         "memory_budget": memory_budget,
                         "validation": max(r["validation"] for r in model.history_),
                         "phases": {k: round(v, 1) for k, v in model.phase_seconds_.items()}}
@@ -185,7 +186,8 @@ def child(args):
     """One contender at one n, in this process; prints its result as a JSON line."""
     X, y = training_rows(args.data, args.n)
     Xt, yt = test_rows()
-    extra = {"svc": {"svc_cache_mb": args.svc_cache_mb},
+    extra = {"skylite": {"scoring": args.scoring},
+             "svc": {"svc_cache_mb": args.svc_cache_mb},
              "svc-pairs": {"svc_cache_mb": args.svc_cache_mb, "data": args.data}
              }.get(args.contender, {})
     model, fit, detail = RUNNERS[args.contender](X, y, args.n, args.threads,
@@ -208,7 +210,7 @@ def run(args):
                "--data", args.data, "--threads", str(args.threads)]
     if args.memory_budget is not None:
         command += ["--memory-budget", str(args.memory_budget)]
-    command += ["--svc-cache-mb", str(args.svc_cache_mb)]
+    command += ["--svc-cache-mb", str(args.svc_cache_mb), "--scoring", args.scoring]
     started = time.strftime("%Y-%m-%d %H:%M")
     result = None
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as child_process:
@@ -277,9 +279,10 @@ def plot(table, path):
         rows = sorted((n, r) for (c, n), r in table.items() if c == contender)
         fitted = [(n, r) for n, r in rows if "accuracy" in r]
         if fitted:
-            left.plot([n for n, _ in fitted], [100 * r["accuracy"] for _, r in fitted], "o-",
+            style = "s--" if contender == "svc-pairs" else "o-"
+            left.plot([n for n, _ in fitted], [100 * r["accuracy"] for _, r in fitted], style,
                       color=color, label=LABELS[contender])
-            right.plot([n for n, _ in fitted], [r["fit_seconds"] for _, r in fitted], "o-",
+            right.plot([n for n, _ in fitted], [r["fit_seconds"] for _, r in fitted], style,
                        color=color, label=LABELS[contender])
         for n, r in rows:
             if "capped" in r:       # a fit stopped at the cap: its time is a lower bound
@@ -316,6 +319,10 @@ def main():
                        help="skylite's memory_budget in bytes (default 4 GiB, the protocol's)")
         p.add_argument("--svc-cache-mb", type=int, default=2000,
                        help="exact SVC's libsvm kernel cache in MB (speed only)")
+        p.add_argument("--scoring", choices=("score", "loss"), default="score",
+                       help="what skylite's early stopping monitors: the validation accuracy "
+                            "(the protocol of the recorded runs) or the validation loss "
+                            "(scoring=\"loss\")")
         p.add_argument("--results", type=Path, default=RESULTS)
     p = commands.add_parser("report")
     p.add_argument("--results", type=Path, default=RESULTS)
