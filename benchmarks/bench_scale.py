@@ -75,19 +75,19 @@ def test_rows():
         return z["X_test"], z["y_test"]
 
 
-def run_skylite(X, y, n, threads, memory_budget=None, scoring="score"):
+def run_skylite(X, y, n, threads, memory_budget=None, scoring="score", seed=0):
     from skylite import KernelSVC
     fit_rows = n - VALIDATION_ROWS
     model = KernelSVC(sigma=SIGMA, n_features=FEATURES, n_blocks=BLOCKS, method="fastfood",
                       precision="float32", scoring=scoring,
                       alpha=1.0 / (n * C_SVC), n_iter_no_change=10, n_threads=threads,
-                      memory_budget=memory_budget, random_state=0, verbose=True)
+                      memory_budget=memory_budget, random_state=seed, verbose=True)
     start = time.perf_counter()
     model.fit(X[:fit_rows], y[:fit_rows], X_val=X[fit_rows:], y_val=y[fit_rows:])
     fit = time.perf_counter() - start
     return model, fit, {"iterations": model.n_iter_, "best_iteration": model.best_iteration_,
                         "blocks": BLOCKS, "row_blocks": model.n_row_blocks_,
-                        "sweep": model.sweep_, "scoring": scoring,
+                        "sweep": model.sweep_, "scoring": scoring, "seed": seed,
                         "memory_budget": memory_budget,
                         "validation": max(r["validation"] for r in model.history_),
                         "phases": {k: round(v, 1) for k, v in model.phase_seconds_.items()}}
@@ -186,7 +186,7 @@ def child(args):
     """One contender at one n, in this process; prints its result as a JSON line."""
     X, y = training_rows(args.data, args.n)
     Xt, yt = test_rows()
-    extra = {"skylite": {"scoring": args.scoring},
+    extra = {"skylite": {"scoring": args.scoring, "seed": args.seed},
              "svc": {"svc_cache_mb": args.svc_cache_mb},
              "svc-pairs": {"svc_cache_mb": args.svc_cache_mb, "data": args.data}
              }.get(args.contender, {})
@@ -210,7 +210,8 @@ def run(args):
                "--data", args.data, "--threads", str(args.threads)]
     if args.memory_budget is not None:
         command += ["--memory-budget", str(args.memory_budget)]
-    command += ["--svc-cache-mb", str(args.svc_cache_mb), "--scoring", args.scoring]
+    command += ["--svc-cache-mb", str(args.svc_cache_mb), "--scoring", args.scoring,
+                "--seed", str(args.seed)]
     started = time.strftime("%Y-%m-%d %H:%M")
     result = None
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as child_process:
@@ -323,6 +324,8 @@ def main():
                        help="what skylite's early stopping monitors: the validation accuracy "
                             "(the protocol of the recorded runs) or the validation loss "
                             "(scoring=\"loss\")")
+        p.add_argument("--seed", type=int, default=0,
+                       help="skylite's random_state: the draw of its feature map")
         p.add_argument("--results", type=Path, default=RESULTS)
     p = commands.add_parser("report")
     p.add_argument("--results", type=Path, default=RESULTS)
