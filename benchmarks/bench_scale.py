@@ -15,12 +15,13 @@ Protocols, fixed a priori (nothing is chosen by looking at test accuracy):
 
 - skylite: KernelSVC, Gaussian kernel, sigma = 6, Fastfood (the fastest Gaussian map),
   s = 16384 in 16 column blocks of 1024 (Fastfood's stack width for 784 pixels padded to
-  1024; the default block rule would cut 1M rows into 61 blocks of 269), float32, alpha = 1 / (n C) with C = 10 (the exact SVC's C), tol = 1e-3, early
-  stopping on the last 10,000 of the n rows (a contiguous split of i.i.d. rows: X and X_val are
-  views of the memory-mapped file, nothing is copied), patience 10 iterations without a better
-  validation accuracy (`scoring="score"`; --scoring loss monitors the validation loss); it trains on
-  the other n - 10,000 rows and keeps the best validated iterate; memory_budget 4 GiB (the
-  working memory, then whole Z blocks in what is left).
+  1024; the default block rule would cut 1M rows into 61 blocks of 269), float32,
+  alpha = 1 / (n C) with C = 10 (the exact SVC's C), tol = 1e-3, early stopping on the last
+  10,000 of the n rows (a contiguous split of i.i.d. rows: X and X_val are views of the
+  memory-mapped file, nothing is copied), patience 10 iterations without a better
+  validation accuracy (`scoring="score"`; --scoring loss monitors the validation loss); it
+  trains on the other n - 10,000 rows and keeps the best validated iterate; memory_budget
+  4 GiB (the working memory, then whole Z blocks in what is left).
 - exact SVC: scikit-learn's SVC (libsvm), C = 10, gamma = 1/72 (= 1 / (2 sigma^2)), all n
   rows, cache_size 2000 MB (--svc-cache-mb; a larger kernel cache only makes libsvm faster,
   never changes its solution).  A fit that runs past --cap seconds is stopped and reported as

@@ -19,8 +19,8 @@ is not timed, the feature transform of the peers is (it is part of their fit / p
    Fastfood features, --method60k, in the default 4 blocks of 4096),
    alpha = 1 / (n C) with the exact SVC's C, under two protocols fixed a priori, neither of
    which looks at the test rows: (a) early stopping on a seeded stratified 10% split of the
-   training rows (6,000 rows; 10 iterations without a lower validation hinge loss, the
-   estimator's default `scoring="loss"`; the model fits the other 54,000 rows), (b) run to
+   training rows (6,000 rows; 10 iterations without a better validation accuracy, the
+   estimator's default `scoring="score"`; the model fits the other 54,000 rows), (b) run to
    tol = 1e-3 on all 60,000 rows.
 3. reuters: the sparse Reuters set of ../shared/data through the command line
    (`skylite train` then `skylite predict` on the .svm.gz files).  Target: >= 97% test accuracy.

@@ -482,8 +482,8 @@ def build_parser():
     g.add_argument("--seed", type=int, default=0, help="random seed of the feature map")
     g.add_argument("--early-stop", dest="early_stop", action="store_true",
                    help="stop when the validation score or loss (--scoring; --val, else "
-                        "--validation-fraction of the training rows) has not improved for --n-iter-no-change "
-                        "iterations and keep the best model")
+                        "--validation-fraction of the training rows) has not improved for "
+                        "--n-iter-no-change iterations and keep the best model")
     g.add_argument("--validation-fraction", dest="validation_fraction", type=_fraction,
                    metavar="F",
                    help=f"with --early-stop and no --val: the share of the training rows "

@@ -216,7 +216,7 @@ class KernelMachine(BaseEstimator):
         if loss.classification:
             return code_labels(y, loss, classes=classes)
         self._y_1d = y.ndim == 1
-        return np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64), None
+        return _target_columns(y), None
 
     def _code_validation_targets(self, y_val, loss, classes, m):
         """Y_val (n_val x m) coded like the training targets, for the validation loss."""
@@ -227,7 +227,7 @@ class KernelMachine(BaseEstimator):
                 raise ValueError(f"y_val contains a label not among the training labels, "
                                  f"e.g. {y_val[unseen][0]!r}: the validation loss is undefined")
             return code_labels(y_val, loss, classes=classes)[0]
-        Y_val = np.ascontiguousarray(y_val.reshape(len(y_val), -1), dtype=np.float64)
+        Y_val = _target_columns(y_val)
         if Y_val.shape[1] != m:
             raise ValueError(f"y_val has {Y_val.shape[1]} targets per row, y has {m}")
         return Y_val
@@ -587,6 +587,11 @@ class KernelMachine(BaseEstimator):
         else:
             Y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
         return self._model_outputs(X), Y
+
+
+def _target_columns(y):
+    """Real targets y, (n,) or (n, m), as an n x m float64 array of columns."""
+    return np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64)
 
 
 # What early stopping monitors on the validation rows (`scoring`)
