@@ -71,6 +71,15 @@ def training_rows(prefix, n):
     return X[:n], np.asarray(y[:n])
 
 
+def data_seed(prefix):
+    """The deformed stream's seed, from the PREFIX.json deformed_mnist.py writes (else None)."""
+    try:
+        with open(f"{prefix}.json") as f:
+            return json.load(f)["seed"]
+    except FileNotFoundError:
+        return None
+
+
 def test_rows():
     with np.load(MNIST) as z:
         return z["X_test"], z["y_test"]
@@ -194,7 +203,7 @@ def child(args):
     model, fit, detail = RUNNERS[args.contender](X, y, args.n, args.threads,
                                                  args.memory_budget, **extra)
     result = {"contender": args.contender, "n": args.n, "threads": args.threads,
-              "detail": detail}
+              "data_seed": data_seed(args.data), "detail": detail}
     if model is not None:
         start = time.perf_counter()
         predicted = model.predict(Xt)

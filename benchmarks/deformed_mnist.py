@@ -10,9 +10,13 @@ digits are never used (evaluate on the real 10k test rows).  Row k is a pure fun
     hdf5  OUT (datasets X: float32 n x 784, y: int64 n), needs h5py
     svm   OUT in LIBSVM text format (1-based indices, zeros omitted)
 
+Beside the data, OUT.json records how it was made ({"seed", "n", "format"}), so a benchmark
+can say which stream its rows came from.
+
 A progress line on stderr shows rows written, rows per second and the time left.
 """
 import argparse
+import json
 import sys
 import time
 from multiprocessing import Pool
@@ -124,6 +128,8 @@ def main():
             writer.write(start, X, y)
             progress.add(len(X))
     writer.close()
+    with open(f"{args.out}.json", "w") as f:
+        json.dump({"seed": args.seed, "n": args.n, "format": args.format}, f)
 
 
 if __name__ == "__main__":
