@@ -14,6 +14,13 @@ On MNIST rows (../shared/data/mnist.npz, float64), hinge loss (kernel SVM), Gaus
 4. (--bandwidth) a cached float32 iteration beside the two products an iteration needs,
    Z.T @ B and Z @ W, in float32 numpy on an explicit Z of the same size (issue target: the
    ratio at most 1.3; MNIST 60k at s = 16384 needs about 8 GB for the two copies of Z).
+5. (--phases) the phase breakdown of a cached float32 fit at --rows x --features (blocks of
+   1024), with whatever skylite this interpreter imports: --save FILE keeps it as JSON, and
+   --before FILE prints a saved run beside this one.  Before/after an engine change:
+       git worktree add ../before OLD && python -m venv ../venv-old && \
+           ../venv-old/bin/pip install ../before
+       ../venv-old/bin/python benchmarks/bench_admm.py --phases --rows 60000 --save old.json
+       python benchmarks/bench_admm.py --phases --rows 60000 --before old.json
 Then the issue's targets, each marked ok / MISSED.
 
 --memory-vs-n N...: peak RSS of training (KernelSVC, hinge, s = --features-n in --blocks-n
@@ -64,6 +71,34 @@ def bandwidth(X, y, s, iters):
     W = rng.standard_normal((s, 10)).astype(np.float32)
     products = min(_timed(lambda: (Z.T @ B, Z @ W)) for _ in range(3))
     return per_iter, products
+
+
+def phases(args):
+    """Seconds per phase of a cached float32 fit (setup in the first iteration), as JSON."""
+    X, y = load(args.rows)
+    s = args.features
+    model, per_iter = run(X, y, s, max(1, s // 1024), None, None, args.iters,
+                          precision="float32")
+    return {"label": args.label, "rows": args.rows, "features": s, "iterations": args.iters,
+            "first_iteration": model.history_[0]["seconds"], "per_iteration": per_iter,
+            "phases": {k: float(v) for k, v in model.phase_seconds_.items()}}
+
+
+def print_phases(after, before=None):
+    """The phase table: seconds over the whole fit, per phase, then per cached iteration."""
+    runs = [r for r in (before, after) if r is not None]
+    print(f"Phase breakdown: {after['rows']} MNIST rows, hinge, Gaussian RFF s="
+          f"{after['features']} in blocks of 1024, float32, every block cached, "
+          f"{after['iterations']} iterations; seconds summed over the sweep's threads")
+    print(f"{'phase':<22}" + "".join(f"{r['label']:>14}" for r in runs))
+    names = [k for r in runs for k in r["phases"]]
+    for name in dict.fromkeys(names):
+        print(f"{name:<22}" + "".join(
+            f"{r['phases'][name]:14.2f}" if name in r["phases"] else f"{'-':>14}"
+            for r in runs))
+    for key, title in (("first_iteration", "first iteration (wall)"),
+                       ("per_iteration", "cached iteration (wall)")):
+        print(f"{title:<22}" + "".join(f"{r[key]:14.3f}" for r in runs))
 
 
 def peak_rss_child(rows, s, C, iters):
@@ -163,6 +198,11 @@ def main():
                              "of the uncached sweep)")
     parser.add_argument("--plot", metavar="FILE", help="with --memory-vs-n: draw it to FILE")
     parser.add_argument("--memory-child", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--phases", action="store_true",
+                        help="only the phase breakdown of a cached float32 fit")
+    parser.add_argument("--label", default="this run", help="--phases: the run's column title")
+    parser.add_argument("--save", metavar="FILE", help="--phases: write the run as JSON")
+    parser.add_argument("--before", metavar="FILE", help="--phases: a saved run to print beside")
     args = parser.parse_args()
     if args.child:
         peak_rss_child(*args.child)
@@ -173,6 +213,13 @@ def main():
         return
     if args.memory_vs_n:
         memory_vs_n(args)
+        return
+    if args.phases:
+        after = phases(args)
+        if args.save:
+            Path(args.save).write_text(json.dumps(after))
+        before = json.loads(Path(args.before).read_text()) if args.before else None
+        print_phases(after, before)
         return
     if args.bandwidth:
         X, y = load(args.rows)

@@ -153,7 +153,11 @@ class OneVsOneVote:
 
 
 def run_svc_pairs(X, y, n, threads, memory_budget=None, svc_cache_mb=2000, data=None):
-    """Exact SVC's solution with its 45 binary problems spread over 2 worker processes."""
+    """Exact SVC's solution with its 45 binary problems spread over 2 worker processes.
+
+    detail["worker_peak_rss"] is the largest peak RSS of one worker (getrusage of the reaped
+    children); the result's peak_rss is this parent process's."""
+    import resource
     from concurrent.futures import ProcessPoolExecutor
     classes = np.unique(y)
     tasks = [(i, j) for a, i in enumerate(classes) for j in classes[a + 1:]]
@@ -163,8 +167,9 @@ def run_svc_pairs(X, y, n, threads, memory_budget=None, svc_cache_mb=2000, data=
                                                 for i, j in tasks])))
     fit = time.perf_counter() - start
     model = OneVsOneVote(X, classes, pairs, gamma=1.0 / (2 * SIGMA**2))
+    worker_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
     return model, fit, {"support_vectors": int(len(model.support)), "cache_mb": svc_cache_mb,
-                        "processes": 2}
+                        "processes": 2, "worker_peak_rss": worker_peak}
 
 
 def run_rbf_sgd(X, y, n, threads, memory_budget=None):
@@ -263,6 +268,16 @@ def cell_time(r):
     return "" if "fit_seconds" not in r else f"{r['fit_seconds']:,.0f} s"
 
 
+def cell_detail(r):
+    """The run's details in one cell: sizes in GiB, the deformed stream's seed when known."""
+    if "refused" in r["detail"]:
+        return r["detail"]["refused"]
+    items = ([("data seed", r["data_seed"])] if r.get("data_seed") is not None else []) + [
+        (k, f"{v / 2**30:.1f} GiB" if k.endswith("rss") or k == "memory_budget" else v)
+        for k, v in r["detail"].items() if k != "phases"]
+    return ", ".join(f"{k} {v}" for k, v in items)
+
+
 def report(args):
     table = latest(args.results)
     print("| contender | n | fit | predict 10k | test accuracy | peak RSS | detail |")
@@ -272,11 +287,9 @@ def report(args):
         accuracy = f"{100 * r['accuracy']:.2f}%" if "accuracy" in r else ""
         rss = f"{r['peak_rss'] / 2**30:.1f} GiB" if "peak_rss" in r else ""
         predict = f"{r['predict_seconds']:.1f} s" if "predict_seconds" in r else ""
-        detail = r["detail"].get("refused") or ", ".join(
-            f"{k} {v}" for k, v in r["detail"].items() if k != "phases")
         fit = cell_time(r) or ("refused" if "refused" in r["detail"] else "not run")
         print(f"| {LABELS[contender]} | {n:,} | {fit} | {predict} | "
-              f"{accuracy} | {rss} | {detail} |")
+              f"{accuracy} | {rss} | {cell_detail(r)} |")
     if args.plot:
         plot(table, args.plot)
 
