@@ -89,7 +89,8 @@ def print_phases(after, before=None):
     runs = [r for r in (before, after) if r is not None]
     print(f"Phase breakdown: {after['rows']} MNIST rows, hinge, Gaussian RFF s="
           f"{after['features']} in blocks of 1024, float32, every block cached, "
-          f"{after['iterations']} iterations; seconds summed over the sweep's threads")
+          f"{after['iterations']} iterations; a phase's seconds are its threads' seconds "
+          f"divided by the number of threads")
     print(f"{'phase':<22}" + "".join(f"{r['label']:>14}" for r in runs))
     names = [k for r in runs for k in r["phases"]]
     for name in dict.fromkeys(names):

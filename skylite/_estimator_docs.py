@@ -66,10 +66,13 @@ tol : float > 0, default=1e-3
     Relative tolerance of the primal and dual ADMM residuals (docs/engine.md).
 adapt_rho : bool, default=True
     Residual balancing of rho every 10 iterations.
-relaxation : float in (0, 2), default=1.8
-    Over-relaxation of the ADMM iteration (1: plain ADMM).
-acceleration : "anderson" or None, default=None
+relaxation : float in (0, 2) or None, default=None
+    Over-relaxation of the ADMM iteration (1: plain ADMM).  None: 1 with Anderson
+    acceleration, 1.8 without.
+acceleration : "auto", "anderson" or None, default="auto"
     Safeguarded Anderson acceleration of the ADMM iteration (skylite.admm.acceleration).
+    "auto": Anderson for the smooth losses (squared, logistic), none for hinge and LAD,
+    where it does not pay for itself (docs/engine.md, "Which default").
 anderson_memory : int, default=5
     The number of past iterations Anderson acceleration combines.
 n_threads : int or None, default=None

@@ -467,10 +467,12 @@ def build_parser():
                         "features; auto: direct for s <= 8192 without --val, --early-stop or "
                         "--checkpoint, else admm (default: auto)")
     g.add_argument("--rho", type=_positive(float), default=1.0, help="initial ADMM rho")
-    g.add_argument("--relaxation", type=_positive(float), default=1.8,
-                   help="over-relaxation in (0, 2); 1: plain ADMM")
-    g.add_argument("--acceleration", choices=("anderson", "none"), default="none",
-                   help="Anderson acceleration of the ADMM iteration")
+    g.add_argument("--relaxation", type=_positive(float),
+                   help="over-relaxation in (0, 2); 1: plain ADMM (default: 1 with Anderson "
+                        "acceleration, 1.8 without)")
+    g.add_argument("--acceleration", choices=("auto", "anderson", "none"), default="auto",
+                   help="Anderson acceleration of the ADMM iteration; auto: for the smooth "
+                        "losses (squared, logistic), not for hinge and lad (default: auto)")
     g.add_argument("--threads", type=_positive(int),
                    help="threads per process; the model does not depend on it (default: "
                         "all cores, shared by the MPI ranks of a node)")

@@ -80,7 +80,7 @@ class KernelMachine(BaseEstimator):
                  n_features=2048, n_blocks=None, feature_map=None, sigma=None, gamma=None,
                  degree=None, coef0=None, nu=None, length_scale=None, beta=None,
                  classification=None, method=None, rho=1.0, max_iter=500, tol=1e-3,
-                 adapt_rho=True, relaxation=1.8, acceleration=None, anderson_memory=5,
+                 adapt_rho=True, relaxation=None, acceleration="auto", anderson_memory=5,
                  n_threads=None, memory_budget=None, precision="float64",
                  random_state=0, verbose=False, callback=None, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, scoring="score", comm=None,

@@ -26,6 +26,13 @@ def mnist600():
 
 
 @pytest.fixture(scope="session")
+def mnist3000():
+    """The first 3,000 MNIST training rows (float64 pixels in [0, 1]) and their labels."""
+    data = load_shared("mnist.npz")
+    return data["X_train"][:3000].astype(np.float64), data["y_train"][:3000]
+
+
+@pytest.fixture(scope="session")
 def pendigits():
     """Pendigits (ships with skylite): X_train, y_train, X_test, y_test."""
     return load_pendigits()

@@ -164,11 +164,14 @@ class Killed(Exception):
     pass
 
 
-@pytest.mark.parametrize("variant", [{}, {"relaxation": 1.0, "acceleration": "anderson",
-                                          "rho": 30.0}])
+@pytest.mark.parametrize("variant", [{"acceleration": None},
+                                     {"relaxation": 1.0, "acceleration": "anderson",
+                                      "rho": 30.0},
+                                     {"relaxation": 1.8, "acceleration": "anderson"}])
 def test_serial_checkpoint_resume_is_bitwise_and_refuses_a_mismatch(digits, tmp_path, variant):
-    """The row sweep's carried G = Z^T B is state too (with Anderson and without relaxation
-    it is recomputed after extrapolations and rho changes: the flag is checkpointed)."""
+    """The row sweep's carried G = Z^T B is state too: without relaxation it is recomputed
+    after rho changes (the flag is checkpointed), and Anderson keeps the G of every stored
+    image (its memory is checkpointed with them)."""
     X, y = digits
     fmap = GaussianRFF(128, sigma=0.6, n_blocks=4, random_state=0).fit(X)
     loss = get_loss("logistic")

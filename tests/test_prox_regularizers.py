@@ -55,7 +55,12 @@ def test_matches_scipy(problem):
     for idx, v in np.ndenumerate(V):
         x_ref, obj = scalar_prox_numeric(name, v, 0.0, t)
         assert obj(X[idx]) <= obj(x_ref) + 1e-12 * (1 + abs(obj(x_ref)))
-        assert abs(X[idx] - x_ref) <= 1e-6 * (1 + abs(x_ref))
+        # Brent converges slowly at the kink of l1 (x = 0), so the reference can be the one
+        # that is off: the prox objective is 1-strongly convex, so at the exact minimizer
+        # obj(x_ref) - obj(x) >= (x_ref - x)^2 / 2 (up to rounding of the objectives).
+        d = abs(X[idx] - x_ref)
+        assert (d <= 1e-6 * (1 + abs(x_ref))
+                or obj(x_ref) - obj(X[idx]) >= 0.5 * d * d - 8 * EPS * abs(obj(x_ref)))
 
 
 def conjugate_prox(name, U, s):

@@ -636,6 +636,33 @@ cdef class ColumnBlocks:
         finally:
             free(dbuf); free(scratch)
 
+    def whiten(self, double[:, ::1] V, int n_threads):
+        """V_j <- L_j^-1 V_j in place for every block factored as Z^T Z + I = L_j L_j^T
+        (V: s x m), so that ||V_j||^2 becomes V_j^T (Z^T Z + I)^-1 V_j; blocks factored
+        through Woodbury (n_i < s_j) and blocks not yet factored are left as they are.
+
+        Anderson acceleration measures the U part of its residuals this way: U_j = Z_j^T
+        O'_j lives in feature space, where the Euclidean norm weighs O'_j by the squared
+        singular values of Z_j, and (Z_j^T Z_j + I)^-1 takes it back to about ||O'_j||."""
+        cdef Py_ssize_t m = V.shape[1], C = self.n_blocks, i
+        if V.shape[0] != self.T.n_features:
+            raise ValueError("V does not match the column blocks")
+        if m == 0:
+            return
+        for i in prange(C, nogil=True, schedule='dynamic', chunksize=1,
+                        num_threads=min(n_threads, C)):
+            self._whiten_block(i, &V[0, 0], <int> m)
+
+    cdef void _whiten_block(self, Py_ssize_t j, double *V, int m) noexcept nogil:
+        cdef Py_ssize_t off = self.offsets[j]
+        cdef int s = <int> (self.offsets[j + 1] - off)
+        cdef double one = 1.0
+        if self.woodbury[j] or not self.factored[j]:
+            return
+        # V_j^T <- V_j^T L^-T, the first half of _solve_factored's solve
+        dtrsm(b'R', b'L', b'T', b'N', &m, &s, &one, <double *> self.factor[j], &s,
+              V + off * m, &m)
+
     def row_sweep(self, double[:, ::1] Wp, double[:, ::1] E, double[::1] coefs,
                   double[:, ::1] S, double[:, ::1] G, int n_threads):
         """One pass over the rows, ROW_TILE rows at a time:

@@ -10,19 +10,33 @@ cancel:
     gamma = argmin ||f_k - dF gamma||^2 + eta ||dF||_F^2 ||gamma||^2      dF = [f_{i+1} - f_i]
     x_{k+1} = g_k - dG gamma                                              dG = [g_{i+1} - g_i]
 
+The norm.  Every part of x lives in the space of the outputs O (n_i x m) or of the weights W
+(s x m), where the preconditioning (docs/engine.md) makes the Euclidean norm the natural one,
+except U_j = Z_j^T O'_j: Z_j^T multiplies an output-space vector by the singular values of
+Z_j (up to about sqrt(n c^2) = sqrt(1/alpha)), so in the Euclidean norm U's residual outweighs
+everything else and the least-squares problem cancels it alone.  The residuals' U parts are
+therefore measured as ||U_j||^2 = U_j^T (Z_j^T Z_j + I)^-1 U_j (about ||O'_j||^2), through the
+Cholesky factors the graph projection already has (`ColumnBlocks.whiten`).  Measured
+(MNIST 3,000 rows, squared loss, s = 512 in 2 blocks, rho 0.1 fixed, memory 10): 188
+iterations to tol with the Euclidean norm, 67 with this one, 143 without acceleration.
+
 Safeguard: an extrapolated point is kept only if the residual it produces, ||f(x_AA)||, is
 at most D ||f_0|| (n_AA + 1)^-(1 + eps) (A2DR's bound, n_AA the number of accepted
 extrapolations so far) and at most `max_growth` times the residual of the point it was
-extrapolated from (measured: without this second test, hinge-loss runs on MNIST took twice
-as many iterations as plain ADMM); otherwise the run goes back to the plain image g of the last accepted
+extrapolated from; otherwise the run goes back to the plain image g of the last accepted
 point and the memory is cleared.  The plain iteration converges from any point, and the
 accepted extrapolations have summable residual bounds, so the accelerated run converges too.
 The memory is also cleared when rho changes (the scaled duals are rescaled, so G changes).
 
+Carried arrays.  The row sweep carries G = Z_i^T B_i from one iteration to the next, a linear
+function of the state (`State.carried`).  Each stored image keeps its G, and an
+extrapolation or a return to a stored image sets G by the same combination, so that moving
+the state costs no extra pass over Z.
+
 Inner products are global: each rank computes the dots of its `local` part, the driver adds
 them over the ranks (in its per-iteration Allreduce), and the `shared` part (identical on every
 rank) is added once.  Every rank therefore takes the same decisions.  Memory: 2 (M + 1)
-copies of the fixed-point vector.
+copies of the fixed-point vector and M + 1 copies of the carried arrays.
 """
 import numpy as np
 
@@ -37,15 +51,20 @@ class AndersonAcceleration:
     safeguard : float > 0, D
     epsilon : float > 0, eps
     max_growth : float > 0 or None, the largest accepted ratio of residual norms
+    whiten : callable or None
+        whiten(f_local) rewrites this rank's part of a residual, in place, into the
+        coordinates whose Euclidean norm is the acceleration's norm (`State.whiten`: the U
+        parts through the factors of Z_j^T Z_j + I); None: the Euclidean norm.
     """
 
     def __init__(self, memory=5, regularization=1e-10, safeguard=1e6, epsilon=1e-6,
-                 max_growth=1.0):
+                 max_growth=1.0, whiten=None):
         self.memory = int(memory)
         self.regularization = float(regularization)
         self.safeguard = float(safeguard)
         self.epsilon = float(epsilon)
         self.max_growth = max_growth
+        self.whiten = whiten
         self.reset()
         self.f0_norm = None        # ||f|| of the first iteration
         self.last_norm = None      # ||f|| of the last point kept
@@ -54,7 +73,7 @@ class AndersonAcceleration:
 
     def reset(self):
         """Forget the stored images and residuals (after a change of rho or a rejection)."""
-        self.G, self.F = [], []        # (local, shared) pairs, oldest first
+        self.G, self.F = [], []        # images (local, shared, carried), residuals (local, shared)
         self.gram = np.zeros((0, 0))   # F_i . F_j
         self.pending = False           # the current state is an extrapolated point
         self._f = None
@@ -63,9 +82,12 @@ class AndersonAcceleration:
 
     def residual_dots(self, x_prev, state):
         """f_k = g_k - x_k with g_k the state after a step from x_prev (a (local, shared)
-        pair); returns this rank's partial dots [f_k . F_i for stored F_i..., f_k . f_k]
-        over the `local` parts, to be summed over the ranks."""
-        f = (state.local - x_prev[0], state.shared - x_prev[1])
+        pair), its local part whitened; returns this rank's partial dots [f_k . F_i for
+        stored F_i..., f_k . f_k] over the `local` parts, to be summed over the ranks."""
+        f_local = state.local - x_prev[0]
+        if self.whiten is not None:
+            self.whiten(f_local)
+        f = (f_local, state.shared - x_prev[1])
         self._f = f
         return np.array([np.vdot(f[0], Fi[0]) for Fi in self.F] + [np.vdot(f[0], f[0])])
 
@@ -86,10 +108,10 @@ class AndersonAcceleration:
             if self.max_growth is not None and self.last_norm is not None:
                 bound = min(bound, self.max_growth * self.last_norm)
             if not norm <= bound:
-                g_local, g_shared = self.G[-1]
+                g_local, g_shared, g_carried = self.G[-1]
                 state.local[...] = g_local
                 state.shared[...] = g_shared
-                state.moved()
+                state.moved(g_carried)
                 self.n_rejected += 1
                 self.reset()
                 return "rejected"
@@ -106,13 +128,16 @@ class AndersonAcceleration:
         return outcome
 
     def _remember(self, state, f_local, f_shared, dots):
-        """Store g_k (the state) and f_k with its row of the Gram matrix."""
+        """Store g_k (the state, with its carried arrays) and f_k with its row of the Gram
+        matrix."""
         k = len(self.F)
         gram = np.zeros((k + 1, k + 1))
         gram[:k, :k] = self.gram
         gram[k, :k] = gram[:k, k] = dots[:-1]
         gram[k, k] = dots[-1]
-        self.G.append((state.local.copy(), state.shared.copy()))
+        carried = state.carried()
+        self.G.append((state.local.copy(), state.shared.copy(),
+                       None if carried is None else [a.copy() for a in carried]))
         self.F.append((f_local, f_shared))
         if len(self.F) > self.memory + 1:
             del self.G[0], self.F[0]
@@ -134,7 +159,8 @@ class AndersonAcceleration:
         return gamma if np.isfinite(gamma).all() else None
 
     def _extrapolate(self, state, gamma):
-        """x_{k+1} = g_k - sum_i gamma_i (g_{i+1} - g_i), written into the state."""
+        """x_{k+1} = g_k - sum_i gamma_i (g_{i+1} - g_i), written into the state, and the
+        carried arrays by the same combination (when every stored image has them)."""
         weights = np.zeros(len(self.G))
         weights[-1] = 1.0
         weights[1:] -= gamma
@@ -143,7 +169,11 @@ class AndersonAcceleration:
             target[...] = 0.0
             for w, g in zip(weights, self.G):
                 target += w * g[part]
-        state.moved()
+        carried = None
+        if all(g[2] is not None for g in self.G):
+            carried = [sum(w * g[2][b] for w, g in zip(weights, self.G))
+                       for b in range(len(self.G[0][2]))]
+        state.moved(carried)
 
     # ---- checkpoints ----
 
@@ -153,19 +183,26 @@ class AndersonAcceleration:
         for i, (g, f) in enumerate(zip(self.G, self.F)):
             named.update({f"anderson_g_local_{i}": g[0], f"anderson_g_shared_{i}": g[1],
                           f"anderson_f_local_{i}": f[0], f"anderson_f_shared_{i}": f[1]})
+            for b, a in enumerate(g[2] or []):
+                named[f"anderson_g_carried_{i}_{b}"] = a
         return named
 
     def meta(self):
         """The accelerator's counters (JSON-able, for checkpoints)."""
         return {"stored": len(self.F), "pending": self.pending, "f0_norm": self.f0_norm,
                 "last_norm": self.last_norm,
+                "carried": [0 if g[2] is None else len(g[2]) for g in self.G],
                 "n_accepted": self.n_accepted, "n_rejected": self.n_rejected}
 
     def load(self, arrays, meta):
         """Restore from `arrays()` and `meta()` of a checkpoint."""
         self.reset()
         for i in range(meta["stored"]):
-            self.G.append((arrays[f"anderson_g_local_{i}"], arrays[f"anderson_g_shared_{i}"]))
+            n_carried = meta["carried"][i]
+            carried = ([arrays[f"anderson_g_carried_{i}_{b}"] for b in range(n_carried)]
+                       if n_carried else None)
+            self.G.append((arrays[f"anderson_g_local_{i}"], arrays[f"anderson_g_shared_{i}"],
+                           carried))
             self.F.append((arrays[f"anderson_f_local_{i}"], arrays[f"anderson_f_shared_{i}"]))
         self.gram = np.array(arrays["anderson_gram"]).reshape(len(self.F), len(self.F))
         self.pending = bool(meta["pending"])

@@ -42,7 +42,7 @@ from .memory import (MemoryRefused, WideInputWarning, available_memory_bytes, fo
 __all__ = ["BlockADMM", "ConvergenceError", "ConvergenceWarning"]
 
 _N_SUMS = len(Iteration.SUMS)
-_ACCELERATIONS = ("anderson", None)
+_ACCELERATIONS = ("auto", "anderson", None)
 # The automatic row-block plan (`BlockADMM._plan_memory`) splits the rows into at most this
 # many blocks of at least this many rows.
 MAX_ROW_BLOCKS = 256
@@ -51,6 +51,22 @@ MIN_BLOCK_ROWS = 1024
 
 class ConvergenceWarning(UserWarning):
     """max_iter ended the run before the residuals met tol."""
+
+
+def resolve_acceleration(acceleration, relaxation, loss):
+    """The (acceleration, relaxation) a run uses, from the settings given: "auto" takes
+    Anderson for a smooth loss (`loss.smooth`) and none otherwise; relaxation None takes 1
+    with Anderson and 1.8 without (measured: docs/engine.md, "Which default")."""
+    if acceleration not in _ACCELERATIONS:
+        raise ValueError(f"acceleration must be one of {_ACCELERATIONS}, got {acceleration!r}")
+    if acceleration == "auto":
+        acceleration = "anderson" if getattr(loss, "smooth", False) else None
+    if relaxation is None:
+        relaxation = 1.0 if acceleration == "anderson" else 1.8
+    relaxation = check_positive(relaxation, "relaxation")
+    if not relaxation < 2:
+        raise ValueError(f"relaxation must lie in (0, 2), got {relaxation}")
+    return acceleration, float(relaxation)
 
 
 class BlockADMM:
@@ -72,12 +88,15 @@ class BlockADMM:
         The most iterations.
     tol : float > 0, default=1e-3
         Relative tolerance of the primal and dual residuals (`iteration.residuals`).
-    relaxation : float in (0, 2), default=1.8
+    relaxation : float in (0, 2) or None, default=None
         Over-relaxation of the projection and prox outputs (Boyd et al. 2011, 3.4.3; 1 is
-        plain ADMM).
-    acceleration : "anderson" or None, default=None
+        plain ADMM).  None: 1 with Anderson acceleration, 1.8 without (docs/engine.md,
+        "Which default").  The attribute holds the value in use.
+    acceleration : "auto", "anderson" or None, default="auto"
         Safeguarded type-II Anderson acceleration of the iteration
-        (`skylite.admm.acceleration`).
+        (`skylite.admm.acceleration`).  "auto": Anderson for a smooth loss (squared,
+        logistic: `loss.smooth`), none for the piecewise-linear ones (hinge, LAD), where
+        it does not pay for itself.  The attribute holds the choice in use.
     anderson_memory : int >= 1, default=5
         The number of past iterations Anderson combines.
     n_row_blocks : int or None, default=None
@@ -136,7 +155,7 @@ class BlockADMM:
     """
 
     def __init__(self, feature_map, loss, regularizer, alpha, *, rho=1.0, max_iter=500,
-                 tol=1e-3, relaxation=1.8, acceleration=None, anderson_memory=5,
+                 tol=1e-3, relaxation=None, acceleration="auto", anderson_memory=5,
                  n_row_blocks=None, sweep="auto", n_threads=None, memory_budget=None,
                  precision="float64",
                  adapt_rho=True, verbose=False, callback=None, validation=None, comm=None,
@@ -148,13 +167,8 @@ class BlockADMM:
         self.rho = check_positive(rho, "rho")
         self.max_iter = check_positive(max_iter, "max_iter", integer=True)
         self.tol = check_positive(tol, "tol")
-        self.relaxation = check_positive(relaxation, "relaxation")
-        if not self.relaxation < 2:
-            raise ValueError(f"relaxation must lie in (0, 2), got {relaxation}")
-        if acceleration not in _ACCELERATIONS:
-            raise ValueError(f"acceleration must be one of {_ACCELERATIONS}, "
-                             f"got {acceleration!r}")
-        self.acceleration = acceleration
+        self.acceleration, self.relaxation = resolve_acceleration(acceleration, relaxation,
+                                                                  loss)
         self.anderson_memory = check_positive(anderson_memory, "anderson_memory", integer=True)
         if n_row_blocks is not None:
             check_positive(n_row_blocks, "n_row_blocks", integer=True)
@@ -321,8 +335,11 @@ class BlockADMM:
         self.iteration_ = Iteration(self.loss, self.regularizer, self.alpha, self.scale_, n,
                                     op.n_blocks, self.relaxation, self.n_threads,
                                     row_sweep=self.row_sweep_)
-        self.accelerator_ = (AndersonAcceleration(self.anderson_memory)
-                             if self.acceleration == "anderson" else None)
+        self.accelerator_ = None
+        if self.acceleration == "anderson":
+            state, rows, nt = self.state_, self.rows_, self.n_threads
+            self.accelerator_ = AndersonAcceleration(
+                self.anderson_memory, whiten=lambda f: state.whiten(f, rows, nt))
 
     # ---- the run ----
 

@@ -102,6 +102,7 @@ class State:
         bounds = np.cumsum([0] + sizes)
         self.blocks = [RowBlockState(self.local[a:b], n_i, s, m, k)
                        for a, b, n_i in zip(bounds[:-1], bounds[1:], block_rows)]
+        self._u_parts = [(b - s * m, b) for b in bounds[1:]]    # U_i is last in its block
 
     def arrays(self):
         """Every state array by name: W, mu, Wbar and O_i, Obar_i, ... for block i."""
@@ -123,11 +124,33 @@ class State:
         for rb in self.blocks:
             rb.rescale_duals(factor)
 
-    def moved(self):
-        """The fixed-point variables were set from outside the iteration (Anderson): every
-        carried G is stale."""
-        for rb in self.blocks:
-            rb.G_valid[0] = 0.0
+    def carried(self):
+        """The arrays the iteration carries beside the fixed-point vectors, linear in them:
+        the row sweep's G of every row block, or None when any of them is stale (always
+        with the column sweep)."""
+        if not all(rb.G_valid[0] for rb in self.blocks):
+            return None
+        return [rb.G for rb in self.blocks]
+
+    def moved(self, carried=None):
+        """The fixed-point variables were set from outside the iteration (Anderson).
+        carried: the G of every row block that matches the new point (the same combination
+        of stored images), or None: every carried G is then stale and is recomputed by a
+        pass over Z."""
+        for i, rb in enumerate(self.blocks):
+            if carried is None:
+                rb.G_valid[0] = 0.0
+            else:
+                rb.G[...] = carried[i]
+                rb.G_valid[0] = 1.0
+
+    def whiten(self, f_local, rows, n_threads):
+        """Rewrite a residual of `local` in place so that its Euclidean norm measures each
+        U_i in the metric (Z_ij^T Z_ij + I)^-1 of its column blocks (`ColumnBlocks.whiten`,
+        see skylite.admm.acceleration); the other parts are unchanged."""
+        m = self.Wbar.shape[1]
+        for (a, b), data in zip(self._u_parts, rows):
+            data.columns.whiten(f_local[a:b].reshape(-1, m), n_threads)
 
 
 class RowData:

@@ -217,8 +217,10 @@ def footprint(op, block_rows, m, *, n_threads, single, relaxed, anderson_memory=
                                                             for n_i in block_rows)),
         "factors": FLOAT64 * sum(min(n_i, s_j) ** 2 for n_i in block_rows for s_j in sizes),
     }
-    if anderson_memory is not None:       # G and F: memory + 1 pairs, and one more x
-        persistent["Anderson memory"] = FLOAT64 * 2 * (anderson_memory + 2) * fixed_point
+    if anderson_memory is not None:       # G and F: memory + 1 pairs, and one more x;
+        carried = len(block_rows) * s * k if row_sweep else 0     # each image's G_i
+        persistent["Anderson memory"] = FLOAT64 * (2 * (anderson_memory + 2) * fixed_point
+                                                   + (anderson_memory + 1) * carried)
     if input_copy:
         persistent["float32 rows"] = int(input_copy)
     sweep = {"map parameters": 0, "feature blocks": 0, "sweep buffers": 0}

@@ -48,10 +48,13 @@ cdef class Loss:
     holds the parallel row drivers and the Python fronts.  Attributes: `name` (registry
     name), `coding` (how class labels are coded for this loss: "ovr" = one-vs-rest +/-1,
     "onehot"; see skylite.prox.coding), `classification` (whether the targets are class
-    labels coded that way, which the fronts check).
+    labels coded that way, which the fronts check), `smooth` (differentiable with a
+    Lipschitz gradient, so that the ADMM map is smooth near the optimum and Anderson
+    acceleration pays off: skylite.admm's acceleration="auto").
     """
     name = None
     coding = "ovr"
+    smooth = False
     # rows per thread below which the fronts use fewer threads (a parallel region costs
     # microseconds, far more under load; results do not depend on the thread count)
     _grain = 4096
@@ -335,6 +338,7 @@ cdef class SquaredLoss(RealTargetLoss):
         one-vs-rest +/-1 (see `skylite.prox.coding`), which the fronts check.
     """
     name = "squared"
+    smooth = True
 
     def _subgradient(self, O, Y):
         return O - Y
@@ -576,6 +580,7 @@ cdef class LogisticLoss(Loss):
         The most Newton steps per row.
     """
     name = "logistic"
+    smooth = True
     coding = "onehot"
     _grain = 64
 
