@@ -115,3 +115,21 @@ def test_default_model_is_the_same_for_any_thread_count(pendigits):
     assert one.feature_map_.n_blocks == two.feature_map_.n_blocks == 2
     np.testing.assert_array_equal(one.coef_, two.coef_)
     np.testing.assert_array_equal(one.predict(X), two.predict(X))
+
+
+def test_a_budget_too_small_for_anderson_says_to_turn_it_off(pendigits):
+    """Anderson acceleration (the default for the smooth losses) keeps about 2(M + 2) copies
+    of the state, 3 n m doubles each: a budget that holds the run without it refuses the run
+    with it and names acceleration=None."""
+    from skylite import KernelLogisticRegression
+    X, y = pendigits[0][:3000] / 100.0, pendigits[1][:3000]
+    common = dict(n_features=64, max_iter=2, n_threads=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = KernelLogisticRegression(acceleration=None, memory_budget=0, **common).fit(X, y)
+    budget = plain.memory_estimate_ + 2**20           # the working memory: nothing is cached
+    with pytest.raises(MemoryError, match=r"acceleration=None \(--acceleration none\)"):
+        KernelLogisticRegression(memory_budget=budget, **common).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        KernelLogisticRegression(acceleration=None, memory_budget=budget, **common).fit(X, y)

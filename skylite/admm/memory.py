@@ -236,6 +236,10 @@ def footprint(op, block_rows, m, *, n_threads, single, relaxed, anderson_memory=
     return Footprint(persistent, sweep, scoring)
 
 
+ANDERSON_TIP = ("acceleration=None (--acceleration none): Anderson acceleration keeps copies "
+                "of the iteration's state")
+
+
 class MemoryRefused(MemoryError):
     """A run that would need more memory than is available, refused before allocating."""
 
@@ -262,6 +266,8 @@ def refusal(need, available, fmap, fitting_blocks):
         tips = [more_blocks, fewer_features]
     else:
         tips = [fewer_features, "fewer rows per process (more MPI ranks)", more_blocks]
+    if "Anderson memory" in need.persistent:
+        tips.insert(0 if largest == "Anderson memory" else len(tips), ANDERSON_TIP)
     advice = "; ".join(tip for tip in tips if tip)
     section = ("wide sparse rows" if largest == "map parameters"
                else "n_blocks and memory_budget")
