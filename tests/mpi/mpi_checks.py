@@ -75,6 +75,20 @@ def consistency():
         out["history_rel"] = max(rel(history(mpi)[k], history(sim)[k]) for k in history(sim))
         out["coef_rel"] = float(np.linalg.norm(mpi.coef_ - sim.coef_)
                                 / np.linalg.norm(sim.coef_))
+    # (a') the same with Anderson acceleration (the default for logistic loss): its inner
+    # products are reduced over the ranks, so both take the same decisions
+    logistic = get_loss("logistic")
+    Y, _ = code_labels(y, logistic)
+    mpi = engine(fmap, logistic, 1e-3, max_iter=40, tol=1e-14, comm=comm).fit(X[part], Y[part])
+    if rank == 0:
+        sim = engine(fmap, logistic, 1e-3, max_iter=40, tol=1e-14, n_row_blocks=2).fit(X, Y)
+        out["anderson"] = [mpi.acceleration, sim.acceleration]
+        out["anderson_outcomes_same"] = ([r.get("acceleration") for r in mpi.history_]
+                                         == [r.get("acceleration") for r in sim.history_])
+        out["anderson_accepted"] = sum(r.get("acceleration") == "accepted"
+                                       for r in mpi.history_)
+        out["anderson_history_rel"] = max(rel(history(mpi)[k], history(sim)[k])
+                                          for k in history(sim))
     squared = get_loss("squared", classification=True)
     Y, _ = code_labels(y, squared)
     mpi = engine(fmap, squared, 1e-3, tol=1e-10, max_iter=5000, comm=comm).fit(X[part], Y[part])
