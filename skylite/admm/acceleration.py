@@ -28,10 +28,10 @@ point and the memory is cleared.  The plain iteration converges from any point, 
 accepted extrapolations have summable residual bounds, so the accelerated run converges too.
 The memory is also cleared when rho changes (the scaled duals are rescaled, so G changes).
 
-Carried arrays.  The row sweep carries G = Z_i^T B_i from one iteration to the next, a linear
-function of the state (`State.carried`).  Each stored image keeps its G, and an
-extrapolation or a return to a stored image sets G by the same combination, so that moving
-the state costs no extra pass over Z.
+Carried arrays.  The row sweep carries Z_i^T B_i (`RowBlockState.G`, not the map G above)
+from one iteration to the next, a linear function of the state (`State.carried`).  Each
+stored image keeps its own, and an extrapolation or a return to a stored image sets it by
+the same combination, so that moving the state costs no extra pass over Z.
 
 Inner products are global: each rank computes the dots of its `local` part, the driver adds
 them over the ranks (in its per-iteration Allreduce), and the `shared` part (identical on every
