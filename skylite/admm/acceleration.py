@@ -23,8 +23,11 @@ iterations to tol with the Euclidean norm, 67 with this one, 143 without acceler
 Safeguard: an extrapolated point is kept only if the residual it produces, ||f(x_AA)||, is
 at most D ||f_0|| (n_AA + 1)^-(1 + eps) (A2DR's bound, n_AA the number of accepted
 extrapolations so far) and at most `max_growth` times the residual of the point it was
-extrapolated from; otherwise the run goes back to the plain image g of the last accepted
-point and the memory is cleared.  The plain iteration converges from any point, and the
+extrapolated from (with the Euclidean norm of an earlier version, hinge-loss runs on MNIST
+took twice as many iterations as plain ADMM without this second test; with the present norm
+it made no difference to logistic loss on 5,000 MNIST rows, 80 iterations either way);
+otherwise the run goes back to the plain image g of the last accepted point and the memory
+is cleared.  The plain iteration converges from any point, and the
 accepted extrapolations have summable residual bounds, so the accelerated run converges too.
 The memory is also cleared when rho changes (the scaled duals are rescaled, so G changes).
 

@@ -7,7 +7,8 @@ One file per rank, so no rank ever reads or sends another rank's rows:
 
 Each file is a numpy .npz archive (no pickle) holding the named float64 arrays of the run's
 state (`skylite.admm.iteration.State.arrays()`: W, mu, Wbar and every local row block's
-O, Obar, nu, Dbar, W', mu', U, and the row sweep's G = Z^T B with its validity flag; plus Anderson acceleration's memory when it is on) and
+O, Obar, nu, Dbar, W', mu', U, and the row sweep's G = Z^T B with its validity flag; plus
+Anderson acceleration's memory when it is on, with each stored image's G) and
 `meta`, a JSON string: format, the iteration count, rho, the history so far, and what a
 resume must match: n, d, s, m, R, P, rank, this rank's row range and row blocks, the
 feature map (type, parameters, seed), alpha, loss, regularizer, precision, relaxation,
@@ -25,7 +26,7 @@ import os
 
 import numpy as np
 
-FORMAT = 3
+FORMAT = 4        # 4: Anderson's memory holds each image's carried G (Z^T B)
 # metadata that may legitimately differ between the interrupted and the resumed run
 _PROGRESS = ("iteration", "rho", "history")
 
