@@ -36,7 +36,7 @@ from .checkpoint import (checkpoint_file, data_checksum, load_checkpoint, remove
                          save_checkpoint)
 from .iteration import (ConvergenceError, Iteration, RowData, State, balanced_rho,
                         residuals)
-from .memory import (ANDERSON_TIP, MemoryRefused, WideInputWarning, available_memory_bytes,
+from .memory import (MemoryRefused, WideInputWarning, anderson_tip, available_memory_bytes,
                      footprint, format_bytes, plan_cache, refusal, wide_input_message)
 
 __all__ = ["BlockADMM", "ConvergenceError", "ConvergenceWarning"]
@@ -254,8 +254,8 @@ class BlockADMM:
                           self._fitting_blocks([b - a for a, b in ranges], m, input_copy,
                                                available))
         if given is not None and plan.total > given:
-            anderson = (f", or {ANDERSON_TIP}" if "Anderson memory" in plan.persistent
-                        else "")
+            tip = anderson_tip(plan)
+            anderson = f", or {tip}" if tip else ""
             raise MemoryRefused(
                 f"memory_budget={format_bytes(given)} is less than this run's working memory, "
                 f"{plan.describe()} at the least (with {R} row block{'s' * (R > 1)}); raise "

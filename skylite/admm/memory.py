@@ -219,8 +219,8 @@ def footprint(op, block_rows, m, *, n_threads, single, relaxed, anderson_memory=
     }
     if anderson_memory is not None:       # G and F: memory + 1 pairs, and one more x;
         carried = len(block_rows) * s * k if row_sweep else 0     # each image's G_i
-        persistent["Anderson memory"] = FLOAT64 * (2 * (anderson_memory + 2) * fixed_point
-                                                   + (anderson_memory + 1) * carried)
+        persistent[ANDERSON_PART] = FLOAT64 * (2 * (anderson_memory + 2) * fixed_point
+                                               + (anderson_memory + 1) * carried)
     if input_copy:
         persistent["float32 rows"] = int(input_copy)
     sweep = {"map parameters": 0, "feature blocks": 0, "sweep buffers": 0}
@@ -236,8 +236,17 @@ def footprint(op, block_rows, m, *, n_threads, single, relaxed, anderson_memory=
     return Footprint(persistent, sweep, scoring)
 
 
+# the name of Anderson acceleration's memory among a Footprint's persistent parts, and
+# the advice a refusal gives for it
+ANDERSON_PART = "Anderson memory"
 ANDERSON_TIP = ("acceleration=None (--acceleration none): Anderson acceleration keeps copies "
                 "of the iteration's state")
+
+
+def anderson_tip(need):
+    """ANDERSON_TIP when the Footprint `need` holds Anderson acceleration's memory (its
+    part ANDERSON_PART), else None: the advice a refusal adds for it."""
+    return ANDERSON_TIP if ANDERSON_PART in need.persistent else None
 
 
 class MemoryRefused(MemoryError):
@@ -266,8 +275,9 @@ def refusal(need, available, fmap, fitting_blocks):
         tips = [more_blocks, fewer_features]
     else:
         tips = [fewer_features, "fewer rows per process (more MPI ranks)", more_blocks]
-    if "Anderson memory" in need.persistent:
-        tips.insert(0 if largest == "Anderson memory" else len(tips), ANDERSON_TIP)
+    anderson = anderson_tip(need)
+    if anderson:
+        tips.insert(0 if largest == ANDERSON_PART else len(tips), anderson)
     advice = "; ".join(tip for tip in tips if tip)
     section = ("wide sparse rows" if largest == "map parameters"
                else "n_blocks and memory_budget")
