@@ -67,11 +67,11 @@ def fit_and_score(fit, predict, X, y, Xt, yt):
 
 
 def skylite_svc(rows, s, alpha, precision="float64", seed=0, max_iter=500,
-                early_stopping=False, method=None):
+                early_stopping=False, method=None, n_blocks=None):
     from skylite import KernelSVC
     model = KernelSVC(sigma=SIGMA, n_features=s, alpha=alpha, precision=precision,
                       random_state=seed, max_iter=max_iter, early_stopping=early_stopping,
-                      method=method)
+                      method=method, n_blocks=n_blocks)
     result = fit_and_score(model.fit, model.predict, *mnist(rows))
     stop = (f"early-stopped on the validation {model.scoring}, best iteration "
             f"{model.best_iteration_}" if early_stopping
@@ -105,16 +105,19 @@ CONTENDERS = {"skylite": skylite_svc, "rff_linear_svc": rff_linear_svc,
               "exact_svc": exact_svc}
 
 
-def child(name, kwargs):
+def child(name, kwargs, contenders=CONTENDERS):
+    """Run one contender in this (child) process and print its result as JSON."""
     import warnings
     warnings.simplefilter("ignore")
-    result = CONTENDERS[name](**kwargs)
+    result = contenders[name](**kwargs)
     result["peak_rss"] = peak_rss()
     print(json.dumps(result))
 
 
-def run_child(name, **kwargs):
-    run = subprocess.run([sys.executable, __file__, "--child", name, json.dumps(kwargs)],
+def run_child(name, script=__file__, **kwargs):
+    """The result of contender `name` run by `script --child name KWARGS` in a fresh
+    process (its peak RSS is its own)."""
+    run = subprocess.run([sys.executable, script, "--child", name, json.dumps(kwargs)],
                          capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"{name} failed:\n{run.stderr}")
@@ -219,8 +222,8 @@ def main():
     parser.add_argument("--features60k", type=int, default=16384)
     parser.add_argument("--method60k", default="fastfood",
                         help="KernelSVC's Gaussian feature map on full MNIST: fastfood (the "
-                             "fastest, as in docs/scale.md), or rff for dense random Fourier "
-                             "features")
+                             "fastest, as in docs/scale.md), rff for dense random Fourier "
+                             "features, or nystroem (with --features60k 4096)")
     parser.add_argument("--reuters-alpha", type=float, default=1e-4)
     parser.add_argument("--no-exact20k", dest="exact20k", action="store_false",
                         help="leave exact SVC out of the MNIST 20k part")

@@ -448,7 +448,9 @@ def build_parser():
     m = g.add_mutually_exclusive_group()
     m.add_argument("--method", help="feature map method: rff (default), fastfood (gaussian, "
                                     "matern), qmc_halton / qmc_sobol (gaussian, laplacian, "
-                                    "matern), jlt / srht / countsketch (linear: a sketch of "
+                                    "matern), nystroem (every kernel but linear: --features "
+                                    "landmarks, k-means centres; nystroem_uniform: drawn "
+                                    "rows), jlt / srht / countsketch (linear: a sketch of "
                                     "--features columns) (default: the kernel's first)")
     m.add_argument("--quasi", nargs="?", const="sobol", choices=("sobol", "halton"),
                    help="quasi-Monte-Carlo random features: scrambled Sobol' (default) or "

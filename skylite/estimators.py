@@ -37,7 +37,7 @@ from .krr import (exact_dual_coef, feature_ridge_coef, kernel_matvec, memory_byt
                   pcg_dual_coef)
 from .admm.memory import available_memory_bytes, default_n_blocks
 from .io.arrays import hdf5_rows, is_hdf5_dataset
-from .prox import get_loss, get_regularizer
+from .prox import RKHSNorm, get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
 from .sketch import FeatureMap
 
@@ -196,7 +196,7 @@ class KernelMachine(BaseEstimator):
             if not isinstance(self.feature_map, FeatureMap):
                 raise ValueError(f"feature_map must be a skylite.sketch map, "
                                  f"got {self.feature_map!r}")
-            return dist.agree(deepcopy(self.feature_map).fit, X)
+            return _fit_map(deepcopy(self.feature_map), X, dist)
         kernel = self._kernel_object(X, dist)
         check_positive(self.n_features, "n_features", integer=True)
         n_blocks = self.n_blocks
@@ -208,7 +208,7 @@ class KernelMachine(BaseEstimator):
                         else default_n_blocks(self.n_features, rows))
         fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
                                   random_state=self.random_state, method=self.method)
-        return dist.agree(fmap.fit, X)
+        return _fit_map(fmap, X, dist)
 
     def _code_targets(self, y, loss, classes=None):
         """Y (n x m float64) from validated targets: class labels coded for the loss (and
@@ -321,6 +321,7 @@ class KernelMachine(BaseEstimator):
             X, Y = check_rows(X[fit_rows]), Y[fit_rows]
             self.validation_indices_ = val_rows
         self.feature_map_ = self._make_feature_map(X, dist)    # sigma from the fitted rows
+        regularizer = _regularizer_for_map(regularizer, self.feature_map_, self.precision)
         solver = self.solver_ = self._resolved_solver(loss, regularizer, X_val, warm_start)
         if solver != "admm":
             return self._fit_one_solve(X, Y, loss, regularizer, dist, solver)
@@ -587,6 +588,24 @@ class KernelMachine(BaseEstimator):
         else:
             Y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
         return self._model_outputs(X), Y
+
+
+def _regularizer_for_map(regularizer, fmap, precision):
+    """l2 on a Nystroem map of several column blocks becomes the RKHS norm of the functions
+    it spans (skylite.prox.RKHSNorm, kept in the fit's precision): the full-Nystroem problem
+    whatever the blocks."""
+    if (regularizer.name == "l2" and hasattr(fmap, "rkhs_gram")
+            and fmap.transform_op_.n_blocks > 1):
+        return RKHSNorm(fmap, np.float32 if precision == "float32" else np.float64)
+    return regularizer
+
+
+def _fit_map(fmap, X, dist):
+    """Fit a feature map on this rank's rows: a map learned from data (Nystroem) draws from
+    every rank's rows collectively; the others only need the dimension."""
+    if hasattr(fmap, "fit_distributed"):
+        return fmap.fit_distributed(X, dist)
+    return dist.agree(fmap.fit, X)
 
 
 def _target_columns(y):

@@ -8,12 +8,17 @@ Layout (all little-endian):
                                       description (type, sizes, parameters, seed), loss,
                                       regularizer, classes, coef shape
     s * m float64                     coef_ (W), row-major
+    the feature map's fitted arrays, float64 row-major, in the order the header's
+    "feature_map_arrays" lists them (name, shape): Nystroem's landmarks (s x d) and
+    whitening; none for the random maps
     (exact kernel models, header "dual": instead of coef_, dual_coef_ (n x m float64) and
      the training rows: dense n x d float64, or CSR indptr (n + 1 int64), indices (nnz
      int64), data (nnz float64))
 
-The feature map is rebuilt from its seed (skylite.sketch.map_from_dict), so the file is
-O(s m) whatever the map's parameter count.  Pickling a model also works.
+A random feature map is rebuilt from its seed (skylite.sketch.map_from_dict), so the file is
+O(s m) whatever the map's parameter count; a map learned from data (Nystroem) adds the
+arrays it learned, nothing random.  Format 1 (no "feature_map_arrays") is still read.
+Pickling a model also works.
 
 This module knows the file, not the estimator classes: `KernelMachine.save` calls `save`, and
 `skylite.load` (skylite.estimators.load) calls `load` with the classes a file may name.
@@ -27,10 +32,11 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from . import kernels, sketch
-from .prox import get_loss, get_regularizer
+from .prox import RKHSNorm, get_loss, get_regularizer
 
 MAGIC = b"SKYLITE\x00"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 
 def save(model, path):
@@ -69,6 +75,9 @@ def save(model, path):
         classes = model.classes_
         header["classes"] = {"dtype": classes.dtype.str, "values": classes.tolist()}
     arrays = [model.coef_] if model.coef_ is not None else []
+    map_arrays = model.feature_map_.fitted_arrays()
+    header["feature_map_arrays"] = [[name, list(np.shape(a))] for name, a in map_arrays.items()]
+    arrays += list(map_arrays.values())
     if getattr(model, "dual_coef_", None) is not None:
         X = model.X_fit_
         header["dual"] = {"kernel": {"type": type(model.kernel_).__name__,
@@ -76,7 +85,7 @@ def save(model, path):
                           "shape": list(model.dual_coef_.shape), "n_features": X.shape[1],
                           "nnz": int(X.nnz) if sp.issparse(X) else None}
         arrays = [model.dual_coef_] + ([X.indptr, X.indices, X.data] if sp.issparse(X)
-                                       else [X])
+                                       else [X]) + list(map_arrays.values())
     blob = json.dumps(header).encode("utf-8")
     with open(path, "wb") as f:
         f.write(MAGIC + struct.pack("<II", VERSION, len(blob)) + blob)
@@ -98,9 +107,9 @@ def load(path, estimators):
     if data[:8] != MAGIC or len(data) < 16:
         raise ValueError(f"{path} is not a skylite model file")
     version, length = struct.unpack("<II", data[8:16])
-    if version != VERSION:
+    if version not in READABLE_VERSIONS:
         raise ValueError(f"{path} is a skylite model of format {version}; this skylite "
-                         f"reads format {VERSION}")
+                         f"reads formats {', '.join(map(str, READABLE_VERSIONS))}")
     try:
         header = json.loads(data[16:16 + length].decode("utf-8"))
         s, m = header["coef_shape"]
@@ -108,6 +117,7 @@ def load(path, estimators):
         if cls is None:
             raise ValueError(f"unknown estimator {header['estimator']!r}")
         body = data[16 + length:]
+        body, map_arrays = _split_map_arrays(header.get("feature_map_arrays", []), body)
         if "dual" in header:
             body = _load_dual(header["dual"], body)
         elif len(body) != 8 * s * m:
@@ -116,9 +126,10 @@ def load(path, estimators):
         for key, spec in header.get("objects", {}).items():
             params[key] = _rebuild_object(key, spec)
         model = cls(**params)
-        model.feature_map_ = sketch.map_from_dict(header["feature_map"])
+        model.feature_map_ = sketch.map_from_dict(header["feature_map"], arrays=map_arrays)
         model.loss_ = get_loss(header["loss"]["name"], **header["loss"]["params"])
-        model.regularizer_ = get_regularizer(header["regularizer"])
+        model.regularizer_ = (RKHSNorm(model.feature_map_) if header["regularizer"] == "rkhs"
+                              else get_regularizer(header["regularizer"]))
         if "dual" in header:
             model.coef_ = None
             model.kernel_, model.dual_coef_, model.X_fit_ = body
@@ -151,6 +162,23 @@ def _object_params(obj):
     if not _is_json(params):
         raise ValueError(f"cannot save {type(obj).__name__} parameters {params!r}")
     return params
+
+
+def _split_map_arrays(specs, body):
+    """(the rest of the body, {name: float64 array}) of the feature map's arrays, which
+    end the body."""
+    sizes = [int(np.prod(shape)) for _, shape in specs]
+    total = 8 * sum(sizes)
+    if total > len(body):
+        raise ValueError(f"the feature map's arrays need {total} bytes, the file has "
+                         f"{len(body)} after its header")
+    start = len(body) - total
+    arrays = {}
+    for (name, shape), size in zip(specs, sizes):
+        arrays[name] = np.frombuffer(body, dtype="<f8", count=size,
+                                     offset=start).reshape(shape).astype(np.float64)
+        start += 8 * size
+    return body[:len(body) - total], arrays
 
 
 def _load_dual(spec, body):

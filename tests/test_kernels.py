@@ -100,7 +100,7 @@ def test_feature_map_builds_the_matching_map(kernel, cls):
     assert type(fmap) is cls
     assert fmap.n_blocks == 4
     with pytest.raises(ValueError, match="unknown feature-map method"):
-        kernel.feature_map(64, method="nystroem")
+        kernel.feature_map(64, method="no_such_map")
 
 
 @pytest.mark.parametrize("make, message", [

@@ -69,6 +69,18 @@ def test_two_ranks_repeat_the_simulated_row_blocks_and_reach_the_serial_optimum(
     assert root["comm_seconds"] > 0
 
 
+def test_two_ranks_agree_on_nystroem_landmarks_and_repeat_the_simulated_blocks(mpiexec):
+    results, _ = launch(mpiexec, "nystroem")
+    for r in results.values():
+        assert r["landmarks_same"] and r["whitening_same"] and r["coef_same"]
+        assert r["estimator_coef_same"] and r["estimator_regularizer"] == "rkhs"
+    root = results[0]
+    assert root["landmarks_equal_serial"]          # drawn by global row id from the seed
+    assert root["iterations"] == [30, 30]
+    assert root["history_rel"] <= 1e-10
+    assert root["coef_rel"] <= 1e-10
+
+
 def test_unequal_ranks_missing_class_global_score_and_sigma(mpiexec):
     """(d) rank 0: 179 rows without class 9; rank 1: 400 rows; string labels."""
     results, _ = launch(mpiexec, "classes")

@@ -206,7 +206,11 @@ class BlockADMM:
         return footprint(op, block_rows, m, n_threads=self.n_threads,
                          single=self.precision == "float32", relaxed=self.relaxation != 1.0,
                          anderson_memory=(self.anderson_memory if self.acceleration else None),
-                         input_copy=input_copy, row_sweep=row_sweep)
+                         input_copy=input_copy, row_sweep=row_sweep,
+                         map_data=sum(a.nbytes for a in
+                                      self.feature_map.fitted_arrays().values()),
+                         regularizer_data=(self.regularizer.nbytes()
+                                           if hasattr(self.regularizer, "nbytes") else 0))
 
     def _plan_memory(self, X, Y, ranks_on_node):
         """The row blocks and the cache budget of this process, before anything is allocated.
@@ -295,7 +299,8 @@ class BlockADMM:
         C = fmap.transform_op_.n_blocks * 2
         while C <= min(fmap.transform_op_.n_features, 4096):
             trial = map_from_dict(dict(description,
-                                       params=dict(description["params"], n_blocks=C)))
+                                       params=dict(description["params"], n_blocks=C)),
+                                  arrays=fmap.fitted_arrays())
             if self._footprint(trial.transform_op_, block_rows, m,
                                input_copy).total <= available:
                 return C

@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+from ..prox import Regularizer
 from ._prox_kernels import loss_prox, loss_value, regularizer_prox, regularizer_value
 
 
@@ -212,8 +213,8 @@ class Iteration:
         # 2. the regularizer prox, exact through c: prox_{t r(c.)}(v) = prox_{t c^2 r}(c v)/c
         if self.alpha > 0:
             c = self.scale
-            regularizer_prox(self.regularizer, c * (state.Wbar - state.mu),
-                             self.alpha * self.n * c * c / rho, state.W, nt)
+            _regularizer_prox(self.regularizer, c * (state.Wbar - state.mu),
+                              self.alpha * self.n * c * c / rho, state.W, nt)
             state.W /= c
         else:
             np.subtract(state.Wbar, state.mu, out=state.W)
@@ -297,9 +298,24 @@ class Iteration:
         sums) and the regularizer at the consensus; both equal F(coef_) at convergence."""
         value = total[self.SUMS.index("loss")] / self.n
         if self.alpha > 0:
-            value += self.alpha * regularizer_value(self.regularizer,
-                                                    self.scale * state.Wbar, self.n_threads)
+            value += self.alpha * _regularizer_value(self.regularizer,
+                                                     self.scale * state.Wbar, self.n_threads)
         return value
+
+
+def _regularizer_prox(regularizer, V, t, out, n_threads):
+    """out <- prox_{t r}(V): the native elementwise kernels, or the method of a regularizer
+    that couples the entries of W (skylite.prox.RKHSNorm)."""
+    if isinstance(regularizer, Regularizer):
+        regularizer_prox(regularizer, V, t, out, n_threads)
+    else:
+        regularizer.prox(V, t, out=out)
+
+
+def _regularizer_value(regularizer, W, n_threads):
+    if isinstance(regularizer, Regularizer):
+        return regularizer_value(regularizer, W, n_threads)
+    return regularizer.value(W)
 
 
 def residuals(state, info, total, rho, tol, R, n):

@@ -195,7 +195,7 @@ class Footprint:
 
 
 def footprint(op, block_rows, m, *, n_threads, single, relaxed, anderson_memory=None,
-              input_copy=0, row_sweep=False):
+              input_copy=0, row_sweep=False, map_data=0, regularizer_data=0):
     """The `Footprint` of a BlockADMM run before caching.
 
     op: the fitted map's BlockTransform; block_rows: the rows n_i of this process's row
@@ -203,7 +203,9 @@ def footprint(op, block_rows, m, *, n_threads, single, relaxed, anderson_memory=
     columns); anderson_memory: Anderson's memory, None without acceleration; input_copy:
     bytes of the float32 copy of the rows made for `single` (0 if none); row_sweep: step 3
     by the row sweep (tiles of ROW_TILE rows, every block's parameters kept) instead of the
-    column sweep (an n_i x s_j block per thread).
+    column sweep (an n_i x s_j block per thread); map_data: bytes of the arrays a map
+    learned from data (Nystroem's landmarks and whitening); regularizer_data: bytes of a
+    regularizer's own matrices (RKHSNorm's G and its factor).
     """
     s = int(op.n_features)
     offsets = op.block_offsets
@@ -223,6 +225,10 @@ def footprint(op, block_rows, m, *, n_threads, single, relaxed, anderson_memory=
                                                + (anderson_memory + 1) * carried)
     if input_copy:
         persistent["float32 rows"] = int(input_copy)
+    if map_data:
+        persistent["map landmarks"] = int(map_data)
+    if regularizer_data:
+        persistent["regularizer"] = int(regularizer_data)
     sweep = {"map parameters": 0, "feature blocks": 0, "sweep buffers": 0}
     for n_i in block_rows:          # the row blocks are swept one after the other
         parts = (row_sweep_buffer_bytes(op, n_i, m, k, single, n_threads) if row_sweep

@@ -16,7 +16,7 @@ from scipy.special import gamma as gamma_fn, kv
 
 from .._validation import check_positive, check_rows
 from ..sketch import (JLT, SRHT, CountSketch, Fastfood, GaussianRFF, Identity, LaplacianRFF,
-                      MaternFastfood, MaternRFF, RandomLaplace, TensorSketch)
+                      MaternFastfood, MaternRFF, Nystroem, RandomLaplace, TensorSketch)
 
 # float64 elements of workspace for one block pair of `gram` (32 MB).
 _WORKSPACE = 4 * 1024 * 1024
@@ -24,6 +24,14 @@ _WORKSPACE = 4 * 1024 * 1024
 # The quasi-Monte-Carlo methods of a random Fourier feature factory, and the sequence of
 # method="qmc" (docs/feature_maps.md: the Gram-error measurements behind the choice).
 QMC_DEFAULT_SEQUENCE = "sobol"
+
+
+def _nystroem_methods():
+    """{'nystroem', 'nystroem_kmeans', 'nystroem_uniform'}: Nystroem features with the
+    default landmark rule or a named one."""
+    return {"nystroem": Kernel._nystroem,
+            "nystroem_kmeans": functools.partial(Kernel._nystroem, landmarks="kmeans"),
+            "nystroem_uniform": functools.partial(Kernel._nystroem, landmarks="uniform")}
 
 
 def _qmc_methods(rff_factory):
@@ -103,7 +111,9 @@ class Kernel:
         method : str or None, default=None
             One of the kernel's `methods` (None: the first): "rff" (Monte Carlo random
             Fourier features), "qmc" / "qmc_halton" / "qmc_sobol" (quasi-Monte Carlo),
-            "fastfood", or for `Linear` the sketches "jlt", "srht", "countsketch".
+            "fastfood", "nystroem" / "nystroem_kmeans" / "nystroem_uniform" (landmarks
+            from the data, chosen by fit(X): k-means centres, the default, or uniformly
+            drawn rows), or for `Linear` the sketches "jlt", "srht", "countsketch".
 
         Returns
         -------
@@ -116,6 +126,11 @@ class Kernel:
             raise ValueError(f"unknown feature-map method {method!r} for {type(self).__name__}; "
                              f"choose from {names}")
         return self._methods[method](self, n_features, n_blocks, random_state)
+
+    def _nystroem(self, n_features, n_blocks, random_state, landmarks=None):
+        fmap = Nystroem(kernel=self, n_features=n_features, n_blocks=n_blocks,
+                        random_state=random_state)
+        return fmap if landmarks is None else fmap.set_params(landmarks=landmarks)
 
     @property
     def methods(self):
@@ -165,7 +180,8 @@ class Gaussian(Kernel):
         return Fastfood(n_features, sigma=self.sigma, n_blocks=n_blocks,
                         random_state=random_state)
 
-    _methods = {"rff": _rff, "fastfood": _fastfood, **_qmc_methods(_rff)}
+    _methods = {"rff": _rff, "fastfood": _fastfood, **_qmc_methods(_rff),
+                **_nystroem_methods()}
 
 
 class Laplacian(Kernel):
@@ -191,7 +207,7 @@ class Laplacian(Kernel):
         return LaplacianRFF(n_features, sigma=self.sigma, n_blocks=n_blocks,
                             random_state=random_state, sequence=sequence)
 
-    _methods = {"rff": _rff, **_qmc_methods(_rff)}
+    _methods = {"rff": _rff, **_qmc_methods(_rff), **_nystroem_methods()}
 
 
 class Matern(Kernel):
@@ -244,7 +260,8 @@ class Matern(Kernel):
         return MaternFastfood(n_features, nu=self.nu, length_scale=self.length_scale,
                               n_blocks=n_blocks, random_state=random_state)
 
-    _methods = {"rff": _rff, "fastfood": _fastfood, **_qmc_methods(_rff)}
+    _methods = {"rff": _rff, "fastfood": _fastfood, **_qmc_methods(_rff),
+                **_nystroem_methods()}
 
 
 class Polynomial(Kernel):
@@ -274,7 +291,7 @@ class Polynomial(Kernel):
         return TensorSketch(n_features, degree=self.degree, gamma=self.gamma,
                             coef0=self.coef0, n_blocks=n_blocks, random_state=random_state)
 
-    _methods = {"tensorsketch": _tensorsketch}
+    _methods = {"tensorsketch": _tensorsketch, **_nystroem_methods()}
 
 
 class ExpSemigroup(Kernel):
@@ -307,7 +324,7 @@ class ExpSemigroup(Kernel):
         return RandomLaplace(n_features, beta=self.beta, n_blocks=n_blocks,
                              random_state=random_state)
 
-    _methods = {"random_laplace": _random_laplace}
+    _methods = {"random_laplace": _random_laplace, **_nystroem_methods()}
 
 
 class Linear(Kernel):

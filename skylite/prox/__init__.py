@@ -16,7 +16,8 @@ LogisticLoss       logsumexp(o) - o . y                 one-hot rows
 =================  ===================================  ===========================
 
 Regularizers r(W) on s x m weights: L2 ("l2", 1/2 ||W||_F^2), L1 ("l1", sum abs(W_ab)),
-NoRegularizer ("none", 0).
+NoRegularizer ("none", 0); and RKHSNorm ("rkhs", 1/2 tr(W^T G W)), the norm of the functions a
+Nystroem map spans, built from the map (not by name).
 
 Every object has `value(...)` and `prox(..., t, out=None)` (losses also `subgradient(O, Y)`,
 `classification`, `coding` and `with_classification(flag)`) with
@@ -31,7 +32,8 @@ from ._checks import ProxConvergenceWarning
 from ._losses import AbsoluteLoss, HingeLoss, LogisticLoss, Loss, SquaredLoss
 from ._registry import LOSSES, REGULARIZERS, get_loss, get_regularizer
 from ._regularizers import L1, L2, NoRegularizer, Regularizer
+from .rkhs import RKHSNorm
 
 __all__ = ["Loss", "SquaredLoss", "AbsoluteLoss", "HingeLoss", "LogisticLoss",
-           "Regularizer", "L2", "L1", "NoRegularizer", "get_loss", "get_regularizer",
+           "Regularizer", "L2", "L1", "NoRegularizer", "RKHSNorm", "get_loss", "get_regularizer",
            "LOSSES", "REGULARIZERS", "ProxConvergenceWarning", "coding"]

@@ -9,10 +9,11 @@ from .compose import ComposedMap
 from .fastfood import Fastfood, MaternFastfood
 from .identity import Identity
 from .linear import JLT, SRHT, CountSketch, LinearSketch
+from .nystroem import Nystroem
 from .random_laplace import RandomLaplace
 from .rff import GaussianRFF, LaplacianRFF, MaternRFF
 from .tensorsketch import TensorSketch
 
 __all__ = ["FeatureMap", "GaussianRFF", "LaplacianRFF", "MaternRFF", "Fastfood",
-           "MaternFastfood", "RandomLaplace", "TensorSketch", "Identity", "LinearSketch", "JLT",
+           "MaternFastfood", "Nystroem", "RandomLaplace", "TensorSketch", "Identity", "LinearSketch", "JLT",
            "SRHT", "CountSketch", "ComposedMap", "map_from_dict", "map_spec", "map_from_spec"]

@@ -181,7 +181,28 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     def __setstate__(self, state):
         super().__setstate__(state)
         if "seed_" in state:
-            self._fit_dimension(state["n_features_in_"], state["seed_"])
+            arrays = {name: state[name + "_"] for name in self._fitted_array_names
+                      if name + "_" in state}
+            self._restore(state["n_features_in_"], state["seed_"], arrays)
+
+    # arrays learned from data at fit (e.g. Nystroem's landmarks): saved with a model
+    _fitted_array_names = ()
+
+    def fitted_arrays(self):
+        """The arrays a fitted map learned from its training rows, by name (none for the
+        random maps, which are described by their seed alone).
+
+        Returns
+        -------
+        arrays : dict of str to ndarray
+            What `map_from_dict(state, arrays=...)` needs besides `to_dict()`.
+        """
+        self._check_fitted()
+        return {name: getattr(self, name + "_") for name in self._fitted_array_names}
+
+    def _restore(self, d, seed, arrays):
+        """Rebuild the fitted state from `to_dict`'s d and seed and `fitted_arrays()`."""
+        return self._fit_dimension(d, seed)
 
     def to_dict(self):
         """The fitted map as a small JSON-able dict; `from_dict` rebuilds it exactly.
@@ -330,7 +351,7 @@ def map_from_spec(spec):
     return cls(**params)
 
 
-def map_from_dict(state, expected=None):
+def map_from_dict(state, expected=None, arrays=None):
     """Rebuild the fitted feature map described by `FeatureMap.to_dict()`.
 
     Parameters
@@ -339,6 +360,8 @@ def map_from_dict(state, expected=None):
         The output of `FeatureMap.to_dict()`.
     expected : type or None, default=None
         A FeatureMap class the description must be of (ValueError otherwise).
+    arrays : dict or None, default=None
+        The map's `fitted_arrays()`, for a map learned from data (Nystroem).
 
     Returns
     -------
@@ -356,6 +379,6 @@ def map_from_dict(state, expected=None):
     if "random_state" in cls._get_param_names():
         params["random_state"] = seed
     fmap = cls(**params)
-    fmap._fit_dimension(check_positive(d, "n_features_in", integer=True),
-                        resolve_seed(seed))
+    fmap._restore(check_positive(d, "n_features_in", integer=True), resolve_seed(seed),
+                  {} if arrays is None else arrays)
     return fmap

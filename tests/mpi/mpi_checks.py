@@ -18,7 +18,10 @@ from skylite.datasets import load_pendigits
 from skylite.estimators import holdout_rows
 from skylite.prox import get_loss, get_regularizer
 from skylite.prox.coding import code_labels
-from skylite.sketch import GaussianRFF
+from skylite._distributed import Distributed
+from skylite.kernels import Gaussian
+from skylite.prox import RKHSNorm
+from skylite.sketch import GaussianRFF, Nystroem
 
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
@@ -239,6 +242,36 @@ def checkpoint_resume(directory):
             "iterations": [r["iteration"] for r in resumed.history_][:3] + [resumed.n_iter_],
             "coef_equal": bool(np.array_equal(resumed.coef_, reference.coef_)),
             "history_equal": history(resumed) == history(reference)}
+
+
+def nystroem():
+    """Nystroem landmarks drawn from every rank's rows: the same map on both ranks and in one
+    process over all rows; 2 ranks repeat 2 simulated row blocks (hinge, RKHS norm)."""
+    X, y = data()
+    part = my_slice(len(X))
+    fmap = Nystroem(Gaussian(0.6), n_features=64, n_blocks=4).fit_distributed(
+        X[part], Distributed(comm))
+    hinge = get_loss("hinge")
+    Y, _ = code_labels(y, hinge)
+    kw = dict(max_iter=30, tol=1e-14, n_threads=1, memory_budget=10**9)
+    mpi = BlockADMM(fmap, hinge, RKHSNorm(fmap), 1e-3, comm=comm, **kw).fit(X[part], Y[part])
+    model = KernelSVC(sigma=0.6, method="nystroem", n_features=64, n_blocks=4, alpha=1e-3,
+                      max_iter=20, comm=comm).fit(X[part], y[part])
+    out = {"landmarks_same": same_on_all_ranks(fmap.landmarks_),
+           "whitening_same": same_on_all_ranks(fmap.whitening_),
+           "coef_same": same_on_all_ranks(mpi.coef_),
+           "estimator_coef_same": same_on_all_ranks(model.coef_),
+           "estimator_regularizer": model.regularizer_.name}
+    if rank == 0:
+        serial = Nystroem(Gaussian(0.6), n_features=64, n_blocks=4).fit(X)
+        out["landmarks_equal_serial"] = bool(np.array_equal(serial.landmarks_,
+                                                            fmap.landmarks_))
+        sim = BlockADMM(fmap, hinge, RKHSNorm(fmap), 1e-3, n_row_blocks=2, **kw).fit(X, Y)
+        out["iterations"] = [mpi.n_iter_, sim.n_iter_]
+        out["history_rel"] = max(rel(history(mpi)[k], history(sim)[k]) for k in history(sim))
+        out["coef_rel"] = float(np.linalg.norm(mpi.coef_ - sim.coef_)
+                                / np.linalg.norm(sim.coef_))
+    return out
 
 
 if __name__ == "__main__":

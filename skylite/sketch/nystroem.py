@@ -1,0 +1,368 @@
+"""Nystroem features (Williams & Seeger 2001): a data-dependent map built from landmarks.
+
+With landmarks L (rows of the training data, or k-means centres of them) and any kernel k,
+
+    z(x) = k(x, L) K_LL^{-1/2},     z(x) . z(x') = k(x, L) K_LL^+ k(L, x')  ~  k(x, x'),
+
+exact when x or x' is a landmark.  In skylite's column blocks the map is block-diagonal:
+block j has its own s_j landmarks L_j and its own whitening, so that it is computed from the
+rows, L_j and j alone, like every other map's block (docs/feature_maps.md, "Nystroem"):
+
+    z_j(x) = sqrt(s_j / s) k(x, L_j) K_jj^{-1/2},     K_jj = k(L_j, L_j)   (s_j x s_j)
+
+so z(x) . z(x') is the average of the blocks' Nystroem approximations.  A linear model on
+these features spans the same functions as full Nystroem, f(x) = sum_l k(x, l) beta_l; what
+differs is the norm.  `rkhs_gram()` gives the s x s matrix G with ||f||_H^2 = w^T G w for
+f = z(.) w, and `skylite.prox.RKHSNorm` regularizes with it: a kernel machine trained with
+the l2 regularizer on a Nystroem map with several blocks uses 1/2 tr(W^T G W), which makes it
+exactly the full-Nystroem problem (one landmark set, one whitening) whatever the blocks.
+
+Landmark rules (`landmarks=`): "uniform", s rows drawn without replacement; "kmeans", the
+centres of a few Lloyd iterations (KMEANS_ITERATIONS) started from a uniform draw, on a pool of
+KMEANS_POOL * s rows (Zhang & Kwok 2008).  Under MPI the rows are drawn by global row id from
+the seed and gathered once; the root computes the landmarks and broadcasts them, so every rank
+holds the same map.  The landmarks are part of the model (`fitted_arrays`, saved with it).
+"""
+import hashlib
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.utils.validation import validate_data
+
+from .._threads import blas_single_threaded, resolve_threads
+from .._validation import FLOAT_DTYPES, check_nonnegative, check_positive, resolve_seed
+from ._base import FeatureMap, register
+from ._docs import parameters
+from ._nystroem import KernelCode, NystroemTransform
+
+LANDMARK_RULES = ("uniform", "kmeans")
+# the default rule: more accuracy per second of fit on MNIST (docs/feature_maps.md)
+DEFAULT_RULE = "kmeans"
+# k-means landmarks: the pool is this many times s rows (all rows if fewer), and the Lloyd
+# iterations run on it (docs/feature_maps.md: the measurements behind both numbers)
+KMEANS_POOL = 4
+KMEANS_ITERATIONS = 5
+# eigenvalues of K_jj below RCOND times the largest are dropped from the whitening
+RCOND = 1e-10
+# pool rows per chunk of the k-means distance products (bounds their scratch memory)
+_KMEANS_CHUNK = 2048
+
+
+def _kernel_spec(kernel):
+    """(KernelCode, p0, p1, p2) of a skylite.kernels object, for the native transform."""
+    from .. import kernels
+    if isinstance(kernel, kernels.Gaussian):
+        return KernelCode.GAUSSIAN, 0.5 / kernel.sigma**2, 0.0, 0.0
+    if isinstance(kernel, kernels.Laplacian):
+        return KernelCode.LAPLACIAN, 1.0 / kernel.sigma, 0.0, 0.0
+    if isinstance(kernel, kernels.Matern):
+        return KernelCode.MATERN, float(kernel.nu), 1.0 / kernel.length_scale, 0.0
+    if isinstance(kernel, kernels.Polynomial):
+        return KernelCode.POLYNOMIAL, float(kernel.gamma), float(kernel.coef0), \
+            float(kernel.degree)
+    if isinstance(kernel, kernels.ExpSemigroup):
+        return KernelCode.EXP_SEMIGROUP, float(kernel.beta), 0.0, 0.0
+    raise ValueError(f"Nystroem supports the Gaussian, Laplacian, Matern, Polynomial and "
+                     f"ExpSemigroup kernels, got {kernel!r}")
+
+
+@register
+@parameters(
+    ("kernel", "skylite.kernels object, default=None",
+     "The kernel k (Gaussian, Laplacian, Matern, Polynomial or ExpSemigroup); None is "
+     "Gaussian(sigma=1)."),
+    "n_features", "n_blocks",
+    ("landmarks", '{"kmeans", "uniform"}, default="kmeans"',
+     "How the s landmarks are chosen from the training rows: k-means centres of a pool of "
+     "rows, or rows drawn uniformly without replacement."),
+    ("random_state", "int, numpy Generator, RandomState or None, default=0",
+     "The seed of the landmark draw; None draws a fresh seed, recorded in ``seed_``."))
+class Nystroem(FeatureMap):
+    """Nystroem features of any skylite kernel: z_j(x) = sqrt(s_j / s) k(x, L_j) K_jj^{-1/2}.
+
+    fit(X) chooses the landmarks (s = n_features rows of X, or k-means centres) and computes
+    each block's whitening; transform(X) maps n x d to n x s with Z Z^T ~ K.  Unlike the
+    random maps, the fitted map holds data: ``landmarks_`` (s x d) and ``whitening_`` (the
+    blocks' s_j x s_j matrices), which `save` keeps with a model.  See the module docstring.
+    """
+
+    _fitted_array_names = ("landmarks", "whitening")
+
+    def __init__(self, kernel=None, n_features=1024, n_blocks=1, landmarks=DEFAULT_RULE,
+                 random_state=0):
+        self.kernel = kernel
+        self.n_features = n_features
+        self.n_blocks = n_blocks
+        self.landmarks = landmarks
+        self.random_state = random_state
+
+    @property
+    def _nonnegative_input(self):
+        from .. import kernels
+        return isinstance(self.kernel, kernels.ExpSemigroup)
+
+    def _kernel(self):
+        from .. import kernels
+        return kernels.Gaussian() if self.kernel is None else self.kernel
+
+    def _check_params(self):
+        self._check_common_params()
+        _kernel_spec(self._kernel())
+        if self.landmarks not in LANDMARK_RULES:
+            raise ValueError(f"landmarks must be one of {LANDMARK_RULES}, got "
+                             f"{self.landmarks!r}")
+
+    # ---- fitting ----
+
+    def fit(self, X, y=None):
+        """Choose the landmarks from the rows of X and compute the whitening.
+
+        Parameters
+        ----------
+        X : array-like or scipy sparse matrix of shape (n, d)
+            Training rows; n >= n_features.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : Nystroem
+            The fitted map.
+        """
+        X = validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES)
+        return self._fit_rows(X, None)
+
+    def fit_distributed(self, X, dist):
+        """`fit` over the rows of every rank of `dist` (a skylite._distributed.Distributed):
+        collective; every rank ends with the same landmarks and whitening."""
+        X = dist.agree(validate_data, self, X, accept_sparse="csr", dtype=FLOAT_DTYPES)
+        return self._fit_rows(X, dist)
+
+    def _fit_rows(self, X, dist):
+        from .._distributed import Distributed
+        dist = Distributed(None) if dist is None else dist
+        dist.agree(self._check_params)
+        if self._nonnegative_input:
+            dist.agree(check_nonnegative, X, who=type(self).__name__)
+        seed = resolve_seed(self.random_state)
+        counts = dist.allgather(int(X.shape[0]))
+        n, s, d = sum(counts), self.n_features, X.shape[1]
+        if n < s:
+            raise ValueError(f"Nystroem with n_features={s} needs at least {s} training rows "
+                             f"(one per landmark), got {n}: lower n_features")
+        pool = s if self.landmarks == "uniform" else min(n, KMEANS_POOL * s)
+        dist.agree(_check_memory, s, d, pool, self.block_sizes)
+        rng = np.random.default_rng(seed)
+        ids = rng.choice(n, size=pool, replace=False)
+        rows = _gather_rows(X, ids, counts, dist)
+        sizes = self.block_sizes
+        # the root computes the landmarks and whitening, every rank receives its bits
+        L, whitening = np.empty((s, d)), np.empty(sum(b * b for b in sizes))
+        if self.landmarks == "uniform":
+            L[...] = rows
+        kmeans = self.landmarks == "kmeans"
+
+        def on_root():
+            if dist.is_root:
+                if kmeans:
+                    L[...] = kmeans_centres(rows, rows[:s], KMEANS_ITERATIONS)
+                whitening[...] = block_whitening(self._kernel(), L, sizes)
+        dist.agree(on_root)
+        if kmeans:
+            dist.broadcast(L)
+        dist.broadcast(whitening)
+        return self._set_landmarks(L, seed, whitening)
+
+    def _set_landmarks(self, L, seed, whitening=None):
+        """Record landmarks (s x d), compute (or take) the whitening and build the operator."""
+        self._check_params()
+        L = np.ascontiguousarray(L, dtype=np.float64)
+        sizes = self.block_sizes
+        if whitening is None:
+            whitening = block_whitening(self._kernel(), L, sizes)
+        self.landmarks_ = L
+        self.whitening_ = np.ascontiguousarray(whitening, dtype=np.float64)
+        return self._set_transform_op(L.shape[1], seed, sizes)
+
+    def _make_transform_op(self, d, offsets, seed):
+        code, p0, p1, p2 = _kernel_spec(self._kernel())
+        return NystroemTransform(d, offsets, code, p0, p1, p2, self.landmarks_,
+                                 self.whitening_)
+
+    def _fit_dimension(self, d, seed):
+        raise ValueError("a Nystroem map is fitted from data (fit(X)), not from its "
+                         "dimension alone")
+
+    # ---- the norm of the functions it spans ----
+
+    def rkhs_gram(self, n_threads=None):
+        """G (s x s) with ||f||_H^2 = w^T G w for f(x) = z(x) . w.
+
+        G = P K_LL P with P = blockdiag(sqrt(s_j / s) K_jj^{-1/2}); its diagonal blocks are
+        (s_j / s) I (set exactly: on the dropped eigenvectors of K_jj the features are 0).
+        With one block G = I, and the l2 regularizer is the RKHS norm already.
+
+        Returns
+        -------
+        G : ndarray of shape (n_features, n_features), float64, symmetric
+        """
+        self._check_fitted()
+        Z_L = self.transform(self.landmarks_, n_threads=n_threads)      # K_LL P
+        offsets = self.transform_op_.block_offsets
+        G = np.empty_like(Z_L)
+        starts = np.concatenate([[0], np.cumsum(np.diff(offsets) ** 2)])
+        for j in range(len(offsets) - 1):
+            a, b = offsets[j], offsets[j + 1]
+            M = self.whitening_[starts[j]:starts[j + 1]].reshape(b - a, b - a)
+            G[a:b] = M @ Z_L[a:b]
+        G = 0.5 * (G + G.T)
+        for j in range(len(offsets) - 1):
+            a, b = offsets[j], offsets[j + 1]
+            G[a:b, a:b] = np.eye(b - a) * ((b - a) / offsets[-1])
+        return G
+
+    # ---- serialization: the landmarks and whitening travel as arrays ----
+
+    def to_dict(self):
+        """The fitted map's description: type, parameters, seed, d, and a SHA-256 of its
+        landmarks and whitening (the arrays themselves: `fitted_arrays`)."""
+        state = super().to_dict()
+        digest = hashlib.sha256()
+        for array in (self.landmarks_, self.whitening_):
+            digest.update(np.ascontiguousarray(array, dtype="<f8").tobytes())
+        state["arrays_sha256"] = digest.hexdigest()
+        return state
+
+    def _restore(self, d, seed, arrays):
+        """Rebuild from `to_dict` fields and `fitted_arrays()` (the whitening is recomputed
+        if it does not match the block sizes, e.g. after a change of n_blocks)."""
+        if "landmarks" not in arrays:
+            raise ValueError("a Nystroem map description needs its landmarks array")
+        L = np.asarray(arrays["landmarks"], dtype=np.float64)
+        if L.ndim != 2 or L.shape != (self.n_features, d):
+            raise ValueError(f"Nystroem landmarks must be {self.n_features} x {d}, got "
+                             f"shape {L.shape}")
+        W = arrays.get("whitening")
+        sizes = self.block_sizes
+        if W is not None and np.size(W) != sum(b * b for b in sizes):
+            W = None
+        return self._set_landmarks(L, seed, W)
+
+    def _json_params(self):
+        params = super()._json_params()
+        if self.kernel is not None:
+            params["kernel"] = {"type": type(self.kernel).__name__,
+                                "params": dict(vars(self.kernel))}
+        return params
+
+    @classmethod
+    def _params_from_json(cls, params):
+        from .. import kernels
+        params = dict(params)
+        spec = params.get("kernel")
+        if spec is not None:
+            kernel_cls = getattr(kernels, spec["type"], None)
+            if not (isinstance(kernel_cls, type) and issubclass(kernel_cls, kernels.Kernel)):
+                raise ValueError(f"unknown kernel type {spec['type']!r}")
+            params["kernel"] = kernel_cls(**spec["params"])
+        return params
+
+
+def block_whitening(kernel, L, sizes):
+    """The blocks' whitening sqrt(s_j / s) K_jj^{+1/2}, flattened and concatenated.
+
+    K_jj^{+1/2} = U diag(lambda^{-1/2}) U^T over the eigenvalues lambda > RCOND * max lambda
+    (the others, e.g. of duplicate landmarks, are dropped: a pseudo-inverse square root).
+    K_jj comes from the native kernel code that the features use (`raw_kernel_blocks`).
+    """
+    s = sum(sizes)
+    parts, start = [], 0
+    for j, K in enumerate(raw_kernel_blocks(kernel, L, sizes)):
+        s_j = sizes[j]
+        lam, U = scipy.linalg.eigh(K, driver="evd", check_finite=False)
+        keep = lam > RCOND * max(lam[-1], 0.0)
+        if not keep.any():
+            raise ValueError(f"the kernel matrix of landmark block {j} is zero: the "
+                             f"kernel's parameters or the data are degenerate")
+        U = U[:, keep]
+        M = (U / np.sqrt(lam[keep])) @ U.T                   # U diag(lambda^-1/2) U^T
+        parts.append((np.sqrt(s_j / s) * M).ravel())
+        start += s_j
+    return np.concatenate(parts)
+
+
+def raw_kernel_blocks(kernel, L, sizes):
+    """Yield K_jj = k(L_j, L_j) (s_j x s_j, float64) for each landmark block, by the native
+    transform with identity whitening (so exactly the kernel values the features use)."""
+    code, p0, p1, p2 = _kernel_spec(kernel)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+    identity = np.concatenate([np.eye(s_j).ravel() for s_j in sizes])
+    op = NystroemTransform(L.shape[1], offsets, code, p0, p1, p2, L, identity)
+    with blas_single_threaded():
+        for j in range(len(sizes)):
+            rows = np.ascontiguousarray(L[offsets[j]:offsets[j + 1]])
+            K = np.empty((len(rows), sizes[j]))
+            op.fill(rows, K, np.array([j], dtype=np.intp), resolve_threads(None))
+            yield 0.5 * (K + K.T)
+
+
+def kmeans_centres(rows, init, n_iter):
+    """Lloyd's algorithm: n_iter iterations on `rows` (P x d, dense) from the centres `init`
+    (s x d); a centre that loses every row stays where it was.  Distances are computed in
+    float32 chunks of _KMEANS_CHUNK rows (the assignment only needs their order)."""
+    centres = np.array(init, dtype=np.float64)
+    X32 = rows.astype(np.float32)
+    row_sq = np.einsum("ij,ij->i", X32, X32)
+    for _ in range(n_iter):
+        C32 = centres.astype(np.float32)
+        c_sq = np.einsum("ij,ij->i", C32, C32)
+        label = np.empty(len(rows), dtype=np.intp)
+        for a in range(0, len(rows), _KMEANS_CHUNK):
+            D = X32[a:a + _KMEANS_CHUNK] @ C32.T
+            D *= -2.0
+            D += c_sq
+            D += row_sq[a:a + _KMEANS_CHUNK, None]
+            label[a:a + _KMEANS_CHUNK] = np.argmin(D, axis=1)
+        counts = np.bincount(label, minlength=len(centres))
+        sums = np.zeros_like(centres)
+        _scatter_add(sums, label, rows)
+        filled = counts > 0
+        centres[filled] = sums[filled] / counts[filled, None]
+    return centres
+
+
+def _scatter_add(sums, label, rows):
+    """sums[label[i]] += rows[i], by sorting the rows by label (faster than np.add.at)."""
+    order = np.argsort(label, kind="stable")
+    sorted_labels = label[order]
+    starts = np.flatnonzero(np.r_[True, sorted_labels[1:] != sorted_labels[:-1]])
+    sums[sorted_labels[starts]] = np.add.reduceat(rows[order], starts, axis=0)
+
+
+def _gather_rows(X, ids, counts, dist):
+    """Rows `ids` (global row ids, in that order) of the rows spread over the ranks, dense
+    float64, on every rank: each rank sends the ones it holds (one allgather)."""
+    start = sum(counts[:dist.rank])
+    mine = np.flatnonzero((ids >= start) & (ids < start + X.shape[0]))
+    local = X[ids[mine] - start]
+    local = local.toarray() if sp.issparse(local) else np.asarray(local)
+    parts = dist.allgather((mine, local.astype(np.float64, copy=False)))
+    rows = np.empty((len(ids), X.shape[1]))
+    for where, values in parts:
+        rows[where] = values
+    return rows
+
+
+def _check_memory(s, d, pool, sizes):
+    """Refuse, before anything is allocated, a landmark set whose arrays cannot fit in the
+    available memory: the pool of rows and landmarks (float64), the whitening and the
+    largest block's kernel matrix and eigenvectors."""
+    from ..admm.memory import available_memory_bytes, format_bytes
+    check_positive(s, "n_features", integer=True)
+    need = 8 * (pool * d + s * d + sum(b * b for b in sizes) + 3 * max(sizes) ** 2)
+    available = available_memory_bytes()
+    if need > available:
+        raise MemoryError(f"Nystroem with {s} landmarks of {d} columns needs "
+                          f"{format_bytes(need)} for its landmarks and whitening, more than "
+                          f"the {format_bytes(available)} available: lower n_features")

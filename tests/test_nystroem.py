@@ -1,0 +1,348 @@
+"""Nystroem features: exactness, convergence in the landmarks, the block properties the engine
+relies on, the RKHS-norm regularizer, persistence, estimators and bad input."""
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+from sklearn.linear_model import LogisticRegression
+from sklearn.svm import LinearSVC
+
+import skylite
+from skylite import KernelLogisticRegression, KernelRidge, KernelSVC
+from skylite.admm import BlockADMM
+from skylite.admm.memory import footprint
+from skylite.kernels import ExpSemigroup, Gaussian, Laplacian, Matern, Polynomial
+from skylite.prox import RKHSNorm, get_loss, get_regularizer
+from skylite.prox.coding import code_labels
+from skylite.sketch import Nystroem, map_from_dict
+from skylite.sketch import nystroem as nystroem_module
+
+KERNELS = {
+    "gaussian": Gaussian(1.0),
+    "laplacian": Laplacian(4.0),
+    "matern": Matern(1.5, 1.0),
+    "matern_rough": Matern(0.7, 2.0),
+    "polynomial": Polynomial(2, 0.5, 1.0),
+    "exp_semigroup": ExpSemigroup(0.1),
+}
+pytestmark = pytest.mark.filterwarnings("ignore:BlockADMM stopped at max_iter")
+
+
+def gram_error(fmap, kernel, X):
+    Z = fmap.transform(X)
+    K = kernel.gram(X)
+    return np.linalg.norm(Z @ Z.T - K) / np.linalg.norm(K)
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_all_rows_as_landmarks_give_the_exact_gram_matrix(name, digits_small):
+    X = digits_small[:200]
+    kernel = KERNELS[name]
+    fmap = Nystroem(kernel, n_features=len(X), landmarks="uniform").fit(X)
+    Z = fmap.transform(X)
+    K = kernel.gram(X)
+    # the Matern kernel of general nu goes through K_nu, evaluated by two libraries
+    tolerance = 1e-9 if name == "matern_rough" else 1e-10
+    assert np.abs(Z @ Z.T - K).max() <= tolerance * np.abs(K).max()
+
+
+@pytest.mark.parametrize("name", ["gaussian", "laplacian", "matern"])
+@pytest.mark.parametrize("rule", ["uniform", "kmeans"])
+def test_gram_error_falls_as_landmarks_grow(name, rule, pendigits):
+    X = pendigits[0][:1000] / 100.0
+    kernel = KERNELS[name]
+    errors = [gram_error(Nystroem(kernel, n_features=s, n_blocks=1, landmarks=rule).fit(X),
+                         kernel, X) for s in (25, 100, 400)]
+    assert errors[0] > errors[1] > errors[2], errors
+    assert errors[2] < 0.5 * errors[0], errors
+
+
+def test_kmeans_landmarks_beat_uniform_ones_on_mnist(mnist600):
+    X = mnist600
+    kernel = Gaussian(6.0)
+    errors = {rule: np.mean([gram_error(Nystroem(kernel, n_features=64, landmarks=rule,
+                                                 random_state=seed).fit(X), kernel, X)
+                             for seed in range(3)])
+              for rule in ("uniform", "kmeans")}
+    assert errors["kmeans"] < 0.9 * errors["uniform"], errors
+
+
+def test_nystroem_beats_random_features_at_equal_size(mnist600):
+    """The Gram error of Nystroem features is a fraction of that of RFF at equal s."""
+    X = mnist600
+    kernel = Gaussian(6.0)
+    nys = gram_error(Nystroem(kernel, n_features=256, n_blocks=2).fit(X), kernel, X)
+    rff = np.mean([gram_error(kernel.feature_map(256, n_blocks=2, random_state=seed).fit(X),
+                              kernel, X) for seed in range(3)])
+    assert nys <= 0.5 * rff, (nys, rff)
+
+
+@settings(max_examples=15, deadline=None)
+@given(n_blocks=st.integers(1, 5), threads=st.integers(1, 3),
+       kernel=st.sampled_from(sorted(KERNELS)), single=st.booleans())
+def test_block_j_is_the_same_whatever_threads_order_or_input_format(digits_small, n_blocks,
+                                                                      threads, kernel,
+                                                                      single):
+    X = digits_small[:120]
+    fmap = Nystroem(KERNELS[kernel], n_features=40, n_blocks=n_blocks).fit(X)
+    rows = X.astype(np.float32) if single else X
+    Z = fmap.transform(rows, n_threads=threads)
+    offsets = fmap.transform_op_.block_offsets
+    for j in reversed(range(n_blocks)):            # any order
+        assert np.array_equal(fmap.block(rows, j, n_threads=1),
+                              Z[:, offsets[j]:offsets[j + 1]])
+    # CSR rows give the same features, up to the order of the sums (which the whitening
+    # amplifies by at most its norm)
+    Zs = fmap.transform(sp.csr_matrix(rows), n_threads=threads)
+    assert np.allclose(Zs, Z, rtol=1e-4 if single else 1e-8,
+                       atol=1e-5 if single else 1e-10)
+    if single:
+        assert Z.dtype == np.float32
+        assert np.allclose(Z, fmap.transform(X), atol=1e-4)
+
+
+def test_the_same_seed_gives_the_same_landmarks_and_a_new_seed_others(digits_small):
+    X = digits_small
+    a = Nystroem(Gaussian(1.0), n_features=30, n_blocks=3, random_state=4).fit(X)
+    b = Nystroem(Gaussian(1.0), n_features=30, n_blocks=3, random_state=4).fit(X)
+    c = Nystroem(Gaussian(1.0), n_features=30, n_blocks=3, random_state=5).fit(X)
+    assert np.array_equal(a.landmarks_, b.landmarks_)
+    assert np.array_equal(a.transform(X), b.transform(X))
+    assert not np.array_equal(a.landmarks_, c.landmarks_)
+    # uniform landmarks are rows of X
+    u = Nystroem(Gaussian(1.0), n_features=30, landmarks="uniform").fit(X)
+    assert all((X == row).all(axis=1).any() for row in u.landmarks_)
+
+
+def test_duplicate_landmarks_are_dropped_from_the_whitening():
+    X = np.repeat(np.random.default_rng(0).random((10, 3)), 3, axis=0)    # 30 rows, 10 distinct
+    kernel = Gaussian(0.5)
+    fmap = Nystroem(kernel, n_features=30, landmarks="uniform").fit(X)
+    Z = fmap.transform(X)
+    assert np.isfinite(Z).all()
+    assert np.abs(Z @ Z.T - kernel.gram(X)).max() < 1e-8
+
+
+def test_rkhs_gram_is_the_norm_of_the_spanned_functions(digits_small):
+    """w^T G w = ||f||_H^2 for f = z(.) w = sum_l k(., l) beta_l, i.e. beta^T K_LL beta."""
+    X = digits_small
+    kernel = Gaussian(1.0)
+    fmap = Nystroem(kernel, n_features=60, n_blocks=3).fit(X)
+    G = fmap.rkhs_gram()
+    assert np.allclose(G, G.T)
+    w = np.random.default_rng(1).standard_normal(60)
+    # beta: the coefficients of f on the landmarks, block by block
+    offsets, beta, start = fmap.transform_op_.block_offsets, [], 0
+    for j in range(3):
+        a, b = offsets[j], offsets[j + 1]
+        M = fmap.whitening_[start:start + (b - a) ** 2].reshape(b - a, b - a)
+        beta.append(M @ w[a:b])
+        start += (b - a) ** 2
+    beta = np.concatenate(beta)
+    f_on_X = fmap.transform(X) @ w
+    assert np.allclose(f_on_X, kernel.gram(X, fmap.landmarks_) @ beta)
+    assert np.isclose(w @ G @ w, beta @ kernel.gram(fmap.landmarks_) @ beta, rtol=1e-8)
+    # one block: G = I, the l2 regularizer is already the RKHS norm
+    one = Nystroem(kernel, n_features=60, n_blocks=1).fit(X)
+    assert np.allclose(one.rkhs_gram(), np.eye(60))
+
+
+@settings(max_examples=20, deadline=None)
+@given(t=st.floats(1e-3, 1e3), seed=st.integers(0, 10))
+def test_rkhs_norm_prox_is_optimal(digits_small, t, seed):
+    fmap = Nystroem(Gaussian(1.0), n_features=30, n_blocks=3).fit(digits_small)
+    reg = RKHSNorm(fmap)
+    V = np.random.default_rng(seed).standard_normal((30, 2))
+    X = reg.prox(V, t)
+    # optimality: t G X + X - V = 0
+    assert np.allclose(t * reg.gram @ X + X - V, 0, atol=1e-9 * (1 + t))
+    # and no other point does better
+    objective = lambda W: t * reg.value(W) + 0.5 * np.sum((W - V) ** 2)
+    for _ in range(5):
+        other = X + 1e-3 * np.random.default_rng(seed + 100).standard_normal(X.shape)
+        assert objective(X) <= objective(other)
+
+
+def _objective(Z, Y, W, loss, alpha, G=None):
+    value = loss.value(Z @ W, Y) / len(Z)
+    reg = 0.5 * np.sum(W * W) if G is None else 0.5 * np.vdot(W, G @ W)
+    return value + alpha * reg
+
+
+@pytest.mark.parametrize("n_blocks", [1, 4])
+def test_admm_reaches_linear_svc_optimum_on_explicit_features(pendigits, n_blocks):
+    """Hinge loss on Nystroem features, l2 (one block) or the RKHS norm (4 blocks): the ADMM
+    objective equals liblinear's optimum on the explicit Z (or Z G^{-1/2}) within 1e-4."""
+    X, y = pendigits[0][:400] / 100.0, pendigits[1][:400]
+    n, alpha = len(X), 1e-3
+    fmap = Nystroem(Gaussian(0.6), n_features=64, n_blocks=n_blocks).fit(X)
+    Z = fmap.transform(X)
+    hinge = get_loss("hinge")
+    Y, classes = code_labels(y, hinge)
+    reg = RKHSNorm(fmap) if n_blocks > 1 else get_regularizer("l2")
+    engine = BlockADMM(fmap, hinge, reg, alpha, max_iter=4000, tol=1e-7, n_threads=1,
+                       memory_budget=10**8).fit(X, Y)
+    G = fmap.rkhs_gram() if n_blocks > 1 else None
+    ours = _objective(Z, Y, engine.coef_, hinge, alpha, G)
+    if G is None:
+        features, back = Z, np.eye(64)
+    else:
+        lam, Q = np.linalg.eigh(G)
+        back = (Q / np.sqrt(lam)) @ Q.T            # G^{-1/2}
+        features = Z @ back
+    svc = LinearSVC(loss="hinge", C=1.0 / (n * alpha), fit_intercept=False, tol=1e-10,
+                    max_iter=200000).fit(features, y)
+    W_svc = back @ svc.coef_.T
+    theirs = _objective(Z, Y, W_svc, hinge, alpha, G)
+    assert abs(ours - theirs) <= 1e-4 * abs(theirs), (ours, theirs)
+
+
+def test_admm_reaches_logistic_regression_optimum_with_the_rkhs_norm(pendigits):
+    X, y = pendigits[0][:400] / 100.0, pendigits[1][:400]
+    n, alpha = len(X), 1e-3
+    fmap = Nystroem(Gaussian(0.6), n_features=48, n_blocks=3).fit(X)
+    model = KernelLogisticRegression(feature_map=fmap, alpha=alpha, tol=1e-8, max_iter=3000,
+                                     n_threads=1).fit(X, y)
+    assert model.regularizer_.name == "rkhs"
+    Z = model.feature_map_.transform(X)
+    G = model.feature_map_.rkhs_gram()
+    lam, Q = np.linalg.eigh(G)
+    back = (Q / np.sqrt(lam)) @ Q.T
+    lr = LogisticRegression(C=1.0 / (n * alpha), fit_intercept=False, tol=1e-12,
+                            max_iter=20000).fit(Z @ back, y)
+    logistic = get_loss("logistic")
+    Y, _ = code_labels(y, logistic)
+    ours = _objective(Z, Y, model.coef_, logistic, alpha, G)
+    theirs = _objective(Z, Y, back @ lr.coef_.T, logistic, alpha, G)
+    assert abs(ours - theirs) <= 1e-4 * abs(theirs), (ours, theirs)
+    assert np.isclose(model.objective(X, y), ours, rtol=1e-7)
+
+
+def test_squared_loss_with_the_rkhs_norm_is_the_full_nystroem_ridge(pendigits):
+    """Kernel ridge on 4 blocks of Nystroem features with the RKHS norm predicts as the
+    closed form of full Nystroem ridge on the same landmarks: f = k(., L) beta,
+    (K_XL^T K_XL + n alpha K_LL) beta = K_XL^T y."""
+    X, y = pendigits[0][:300] / 100.0, pendigits[0][:300, 0] / 100.0
+    n, alpha = len(X), 1e-3
+    kernel = Gaussian(0.6)
+    model = KernelRidge(feature_map=Nystroem(kernel, n_features=40, n_blocks=4), alpha=alpha,
+                        tol=1e-10, max_iter=5000, n_threads=1).fit(X, y)
+    L = model.feature_map_.landmarks_
+    K_XL, K_LL = kernel.gram(X, L), kernel.gram(L)
+    beta = np.linalg.solve(K_XL.T @ K_XL + n * alpha * K_LL, K_XL.T @ y)
+    assert np.allclose(model.predict(X), K_XL @ beta, atol=1e-5)
+
+
+def test_estimators_take_method_nystroem_with_every_kernel(pendigits):
+    """KernelSVC(method="nystroem") with 256 landmarks comes close to the exact kernel SVM
+    with the same C on 1,500 pendigits rows, for every kernel."""
+    from sklearn.svm import SVC
+    X, y, Xt, yt = pendigits
+    X, Xt = X[:1500] / 100.0, Xt[:1000] / 100.0
+    y, yt = y[:1500], yt[:1000]
+    for kernel, params in (("gaussian", {"sigma": 0.6}), ("laplacian", {"sigma": 4.0}),
+                           ("matern", {"nu": 1.5, "length_scale": 0.6}),
+                           ("polynomial", {"degree": 3, "gamma": 1.0, "coef0": 1.0}),
+                           ("exp_semigroup", {"beta": 0.1})):
+        model = KernelSVC(kernel, method="nystroem", n_features=256, alpha=1e-4,
+                          max_iter=150, **params).fit(X, y)
+        assert isinstance(model.feature_map_, Nystroem)
+        k = model.feature_map_.kernel
+        exact = SVC(kernel="precomputed", C=1.0 / (len(X) * 1e-4)).fit(k.gram(X), y)
+        assert model.score(Xt, yt) >= exact.score(k.gram(Xt, X), yt) - 0.07, kernel
+
+
+def test_early_stopping_and_predictions_of_a_reloaded_model_are_bitwise(pendigits, tmp_path):
+    X, y, Xt, _ = pendigits
+    model = KernelSVC(sigma=60.0, method="nystroem", n_features=300, n_blocks=3,
+                      alpha=1e-5, early_stopping=True, max_iter=60,
+                      precision="float32").fit(X, y)
+    assert model.validation_indices_ is not None and model.regularizer_.name == "rkhs"
+    path = tmp_path / "model.skl"
+    model.save(path)
+    loaded = skylite.load(path)
+    assert np.array_equal(loaded.feature_map_.landmarks_, model.feature_map_.landmarks_)
+    assert np.array_equal(loaded.decision_function(Xt), model.decision_function(Xt))
+    assert np.array_equal(loaded.predict(Xt), model.predict(Xt))
+    assert np.isclose(loaded.objective(X[:500], y[:500]), model.objective(X[:500], y[:500]),
+                      rtol=1e-12)
+    # a model file holds the landmark rows and nothing random: rebuilt, not re-drawn
+    assert path.stat().st_size >= model.feature_map_.landmarks_.nbytes
+    again = pickle.loads(pickle.dumps(model))
+    assert np.array_equal(again.decision_function(Xt), model.decision_function(Xt))
+
+
+def test_to_dict_and_fitted_arrays_rebuild_the_map(digits_small):
+    fmap = Nystroem(Laplacian(2.0), n_features=24, n_blocks=2).fit(digits_small)
+    state = fmap.to_dict()
+    rebuilt = map_from_dict(state, arrays=fmap.fitted_arrays())
+    assert np.array_equal(rebuilt.transform(digits_small), fmap.transform(digits_small))
+    assert rebuilt.to_dict() == state
+    with pytest.raises(ValueError, match="landmarks"):
+        map_from_dict(state)
+
+
+def test_the_thread_count_does_not_change_the_model(pendigits):
+    X, y = pendigits[0][:800], pendigits[1][:800]
+    fits = [KernelSVC(sigma=60.0, method="nystroem", n_features=128, n_blocks=4,
+                      alpha=1e-4, max_iter=40, n_threads=t).fit(X, y) for t in (1, 2, 3)]
+    for other in fits[1:]:
+        assert np.array_equal(other.coef_, fits[0].coef_)
+
+
+def test_checkpoints_resume_a_nystroem_fit(pendigits, tmp_path):
+    X, y = pendigits[0][:800], pendigits[1][:800]
+    path = tmp_path / "ckpt"
+    kw = dict(sigma=60.0, method="nystroem", n_features=96, n_blocks=3, alpha=1e-4,
+              tol=1e-12, n_threads=1)
+    reference = KernelSVC(max_iter=30, **kw).fit(X, y)
+
+    def stop(iteration, record, W):
+        if iteration == 12:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        KernelSVC(max_iter=30, checkpoint=path, checkpoint_every=5, callback=stop,
+                  **kw).fit(X, y)
+    resumed = KernelSVC(max_iter=30, checkpoint=path, checkpoint_every=5, **kw).fit(X, y)
+    assert np.array_equal(resumed.coef_, reference.coef_)
+
+
+def test_the_memory_plan_counts_landmarks_and_the_rkhs_gram(digits_small):
+    fmap = Nystroem(Gaussian(1.0), n_features=64, n_blocks=4).fit(digits_small)
+    engine = BlockADMM(fmap, get_loss("hinge"), RKHSNorm(fmap), 1e-3, n_threads=1)
+    need = engine._footprint(fmap.transform_op_, [300], 10, 0)
+    assert need.persistent["map landmarks"] == fmap.landmarks_.nbytes + fmap.whitening_.nbytes
+    assert need.persistent["regularizer"] == 2 * 8 * 64 * 64
+    plain = footprint(fmap.transform_op_, [300], 10, n_threads=1, single=False,
+                      relaxed=False)
+    assert need.total > plain.total
+
+
+def test_bad_input_is_refused_before_any_work(digits_small, monkeypatch):
+    X = digits_small[:50]
+    with pytest.raises(ValueError, match="at least 64 training rows"):
+        Nystroem(Gaussian(1.0), n_features=64).fit(X)
+    bad = X.copy()
+    bad[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        Nystroem(Gaussian(1.0), n_features=16).fit(bad)
+    with pytest.raises(ValueError, match="landmarks must be one of"):
+        Nystroem(Gaussian(1.0), n_features=16, landmarks="random").fit(X)
+    with pytest.raises(ValueError, match="Nystroem supports"):
+        Nystroem(object(), n_features=16).fit(X)
+    with pytest.raises(ValueError, match="negative"):
+        Nystroem(ExpSemigroup(1.0), n_features=16).fit(X - 1.0)
+    monkeypatch.setattr("skylite.admm.memory.available_memory_bytes", lambda: 10**4)
+    with pytest.raises(MemoryError, match="lower n_features"):
+        Nystroem(Gaussian(1.0), n_features=40).fit(X)
+    with pytest.raises(MemoryError, match="lower n_features"):
+        KernelSVC(method="nystroem", n_features=40, sigma=1.0).fit(X, np.arange(50) % 2)
+
+
+def test_kmeans_keeps_a_centre_that_loses_its_rows():
+    rows = np.array([[0.0], [0.1], [10.0], [10.1]])
+    init = np.array([[0.0], [10.0], [100.0]])     # the third centre never wins a row
+    centres = nystroem_module.kmeans_centres(rows, init, 3)
+    assert np.allclose(centres, [[0.05], [10.05], [100.0]])
