@@ -457,8 +457,8 @@ def build_parser():
                         "leaped Halton (libSkylark's -q 1); same as --method qmc_SEQUENCE")
     g = p.add_argument_group("solver")
     g.add_argument("--blocks", type=_positive(int),
-                   help="column blocks C (default: ceil(s / 4096), at least 2, from s and "
-                        "the rows only)")
+                   help="column blocks C (default: ceil(s / 4096), ceil(s / 512) for "
+                        "nystroem, at least 2, from s and the rows only)")
     g.add_argument("--iters", type=_positive(int), default=500, help="max ADMM iterations")
     g.add_argument("--tol", type=_positive(float), default=1e-3, help="residual tolerance")
     g.add_argument("--solver", choices=("auto", "admm", "direct", "exact", "pcg"),

@@ -40,6 +40,7 @@ from .io.arrays import hdf5_rows, is_hdf5_dataset
 from .prox import RKHSNorm, get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
 from .sketch import FeatureMap
+from .sketch.nystroem import NYSTROEM_MAX_BLOCK
 
 
 _KERNELS = {
@@ -204,8 +205,11 @@ class KernelMachine(BaseEstimator):
             rows = max(dist.allgather(X.shape[0]))
             identity = (isinstance(kernel, kernels_module.Linear)      # s = d, not chosen
                         and self.method in (None, "identity"))
+            nystroem = str(self.method).startswith("nystroem")
             n_blocks = (default_n_blocks(X.shape[1], rows, max_block=None) if identity
-                        else default_n_blocks(self.n_features, rows))
+                        else default_n_blocks(self.n_features, rows,
+                                              max_block=NYSTROEM_MAX_BLOCK if nystroem
+                                              else 4096))
         fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
                                   random_state=self.random_state, method=self.method)
         return _fit_map(fmap, X, dist)

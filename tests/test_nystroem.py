@@ -314,7 +314,7 @@ def test_the_memory_plan_counts_landmarks_and_the_rkhs_gram(digits_small):
     engine = BlockADMM(fmap, get_loss("hinge"), RKHSNorm(fmap), 1e-3, n_threads=1)
     need = engine._footprint(fmap.transform_op_, [300], 10, 0)
     assert need.persistent["map landmarks"] == fmap.landmarks_.nbytes + fmap.whitening_.nbytes
-    assert need.persistent["regularizer"] == 2 * 8 * 64 * 64
+    assert need.persistent["regularizer"] == 3 * 8 * 64 * 64
     plain = footprint(fmap.transform_op_, [300], 10, n_threads=1, single=False,
                       relaxed=False)
     assert need.total > plain.total

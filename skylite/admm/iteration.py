@@ -309,13 +309,13 @@ def _regularizer_prox(regularizer, V, t, out, n_threads):
     if isinstance(regularizer, Regularizer):
         regularizer_prox(regularizer, V, t, out, n_threads)
     else:
-        regularizer.prox(V, t, out=out)
+        regularizer.prox(V, t, out=out, n_threads=n_threads)
 
 
 def _regularizer_value(regularizer, W, n_threads):
     if isinstance(regularizer, Regularizer):
         return regularizer_value(regularizer, W, n_threads)
-    return regularizer.value(W)
+    return regularizer.value(W, n_threads=n_threads)
 
 
 def residuals(state, info, total, rho, tol, R, n):

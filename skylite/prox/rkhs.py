@@ -4,16 +4,26 @@ For a map z with z(x) . w = f(x) in the span of the kernel's sections, the squar
 of f is a quadratic form w^T G w with an s x s matrix G of the map (`rkhs_gram()`).  This
 regularizer is
 
-    r(W) = 1/2 tr(W^T G W),        prox_{t r}(V) = (I + t G)^{-1} V,
+    r(W) = 1/2 tr(W^T G W),        prox_{t r}(V) = (I + t G)^{-1} V.
 
-the second by one Cholesky factor of I + t G per step size t (the factor of the last t is
-kept: t = 1/rho changes only when rho adapts).  For a Nystroem map with C column blocks,
-training with it is the full Nystroem problem (docs/feature_maps.md); with G = I it is `L2`.
-Unlike the elementwise regularizers it couples the rows of W, so it runs under the GIL, on
-the whole s x m matrix (O(s^2 m) per prox, O(s^3 / 3) per new t).
+(I + t G)^{-1} is formed once per step size t (t = 1/rho changes only when rho adapts) from
+its Cholesky factor (LAPACK potrf and potri, single-threaded: the same bits whatever the
+thread count), so a prox is one s x s by s x m product, like r(W).  Those products run in
+fixed chunks of CHUNK_ROWS rows on `n_threads` threads: each chunk is the same BLAS call
+whichever thread takes it, so the result does not depend on the number of threads.
+For a Nystroem map with C column blocks, training with this norm is the full Nystroem problem
+(docs/feature_maps.md); with G = I it is `L2`.  Unlike the elementwise regularizers it
+couples the rows of W: O(s^2 m) per prox and per value, O(s^3) per new t.
 """
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import scipy.linalg
+from scipy.linalg.lapack import get_lapack_funcs
+
+# rows of G per product of a chunk (the unit of parallel work, fixed so that the result
+# does not depend on the number of threads)
+CHUNK_ROWS = 512
 
 
 class RKHSNorm:
@@ -24,8 +34,8 @@ class RKHSNorm:
     feature_map : fitted skylite.sketch.Nystroem
         The map whose functions are regularized.
     dtype : float64 or float32, default=float64
-        The precision G and its factor are kept and applied in (float32 halves their memory
-        and the time of a prox, which reads them; results are returned in float64).
+        The precision G and (I + t G)^{-1} are kept and applied in (float32 halves their
+        memory and the time of a prox, which reads them; results are returned in float64).
     """
 
     name = "rkhs"
@@ -36,7 +46,7 @@ class RKHSNorm:
         if self.dtype not in (np.float32, np.float64):
             raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
         self._gram = None
-        self._factor_t, self._factor = None, None
+        self._inverse_t, self._inverse = None, None
 
     def get_params(self):
         """No parameters of its own (G comes from the map)."""
@@ -44,40 +54,51 @@ class RKHSNorm:
 
     @property
     def gram(self):
-        """G (s x s, float64)."""
+        """G (s x s)."""
         if self._gram is None:
             self._gram = self.feature_map.rkhs_gram().astype(self.dtype, copy=False)
         return self._gram
 
-    def value(self, W, *, n_threads=None):
+    def value(self, W, *, n_threads=1):
         """r(W) = 1/2 tr(W^T G W) for an s x m (or length-s) W."""
         W = np.asarray(W, dtype=self.dtype).reshape(self.gram.shape[0], -1)
-        return 0.5 * float(np.vdot(W.astype(np.float64), self.gram @ W))
+        GW = _chunked_product(self.gram, W, n_threads)
+        return 0.5 * float(np.vdot(W.astype(np.float64), GW))
 
-    def prox(self, V, t, out=None, *, n_threads=None):
+    def prox(self, V, t, out=None, *, n_threads=1):
         """(I + t G)^{-1} V for an s x m V and t >= 0 (into `out` if given)."""
-        V = np.asarray(V, dtype=self.dtype)
-        shape = V.shape
-        V = V.reshape(self.gram.shape[0], -1)
         if not t >= 0:
             raise ValueError(f"the prox step t must be >= 0, got {t!r}")
-        if t != self._factor_t:
-            self._factor = None                          # free the old factor first
-            A = np.multiply(self.gram, self.dtype.type(t))
-            A.flat[::len(A) + 1] += 1                    # I + t G
-            self._factor = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True,
-                                                   check_finite=False)
-            self._factor_t = t
-        X = scipy.linalg.cho_solve(self._factor, V, check_finite=False).reshape(shape)
+        V = np.asarray(V, dtype=self.dtype)
+        shape = V.shape
+        X = _chunked_product(self._inverse_of(t), V.reshape(shape[0], -1),
+                             n_threads).reshape(shape)
         if out is None:
             return X.astype(np.float64, copy=False)
         out[...] = X
         return out
 
+    def _inverse_of(self, t):
+        """(I + t G)^{-1}, symmetric, formed by Cholesky for a new t."""
+        if t != self._inverse_t:
+            self._inverse = None                         # free the old one first
+            A = np.multiply(self.gram, self.dtype.type(t))
+            A.flat[::len(A) + 1] += 1                    # I + t G, positive definite
+            factor, _ = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True,
+                                                check_finite=False)
+            potri, = get_lapack_funcs(("potri",), (factor,))
+            inverse, info = potri(factor, lower=1, overwrite_c=1)
+            if info != 0:
+                raise np.linalg.LinAlgError(f"potri failed (info={info})")
+            lower = np.tril_indices(len(inverse), -1)
+            inverse.T[lower] = inverse[lower]            # potri fills the lower triangle
+            self._inverse, self._inverse_t = inverse, t
+        return self._inverse
+
     def nbytes(self):
-        """Memory of G and one factor."""
+        """Memory of G and (I + t G)^{-1}, and the factor while it is formed."""
         s = self.feature_map.n_features
-        return 2 * self.dtype.itemsize * s * s
+        return 3 * self.dtype.itemsize * s * s
 
     def __getstate__(self):
         return {"feature_map": self.feature_map, "dtype": self.dtype.str}   # G: a cache
@@ -87,3 +108,24 @@ class RKHSNorm:
 
     def __repr__(self):
         return f"RKHSNorm({type(self.feature_map).__name__})"
+
+
+_POOL = {}
+
+
+def _chunked_product(A, B, n_threads):
+    """A @ B by chunks of CHUNK_ROWS rows of A, on n_threads threads (numpy releases the GIL
+    in the products); bitwise the same for any n_threads."""
+    out = np.empty((A.shape[0], B.shape[1]), dtype=np.result_type(A, B))
+    chunks = [slice(a, a + CHUNK_ROWS) for a in range(0, A.shape[0], CHUNK_ROWS)]
+
+    def product(rows):
+        np.matmul(A[rows], B, out=out[rows])
+    if n_threads <= 1 or len(chunks) == 1:
+        for rows in chunks:
+            product(rows)
+    else:
+        if n_threads not in _POOL:
+            _POOL[n_threads] = ThreadPoolExecutor(n_threads, thread_name_prefix="skylite")
+        list(_POOL[n_threads].map(product, chunks))
+    return out
