@@ -14,15 +14,22 @@ Layout (all little-endian):
     (exact kernel models, header "dual": instead of coef_, dual_coef_ (n x m float64) and
      the training rows: dense n x d float64, or CSR indptr (n + 1 int64), indices (nnz
      int64), data (nnz float64))
+    32 bytes                          SHA-256 of everything before it (format 2), checked
+                                      by `load`: a damaged file is refused, never half read
+
+The file is written atomically (skylite._files.atomic_write): a temporary file in the same
+folder, fsynced, then renamed over the destination, so the previous model stays whole until
+the new one is complete, and a reader never sees a mixture.
 
 A random feature map is rebuilt from its seed (skylite.sketch.map_from_dict), so the file is
 O(s m) whatever the map's parameter count; a map learned from data (Nystroem) adds the
-arrays it learned, nothing random.  Format 1 (no "feature_map_arrays") is still read.
+arrays it learned, nothing random.  Format 1 (no "feature_map_arrays", no checksum) is still read.
 Pickling a model also works.
 
 This module knows the file, not the estimator classes: `KernelMachine.save` calls `save`, and
 `skylite.load` (skylite.estimators.load) calls `load` with the classes a file may name.
 """
+import hashlib
 import json
 import os
 import struct
@@ -32,6 +39,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from . import kernels, sketch
+from ._files import atomic_write
 from .prox import RKHSNorm, get_loss, get_regularizer
 
 MAGIC = b"SKYLITE\x00"
@@ -87,11 +95,22 @@ def save(model, path):
         arrays = [model.dual_coef_] + ([X.indptr, X.indices, X.data] if sp.issparse(X)
                                        else [X]) + list(map_arrays.values())
     blob = json.dumps(header).encode("utf-8")
-    with open(path, "wb") as f:
-        f.write(MAGIC + struct.pack("<II", VERSION, len(blob)) + blob)
-        for array in arrays:
-            dtype = "<i8" if np.issubdtype(array.dtype, np.integer) else "<f8"
-            f.write(np.ascontiguousarray(array, dtype=dtype).tobytes())
+
+    def write(f):
+        digest = hashlib.sha256()
+        for part in _parts(blob, arrays):
+            digest.update(part)
+            f.write(part)
+        f.write(digest.digest())
+    atomic_write(path, write)
+
+
+def _parts(blob, arrays):
+    """The bytes of a model file before its checksum: magic, version, header, arrays."""
+    yield MAGIC + struct.pack("<II", VERSION, len(blob)) + blob
+    for array in arrays:
+        dtype = "<i8" if np.issubdtype(array.dtype, np.integer) else "<f8"
+        yield memoryview(np.ascontiguousarray(array, dtype=dtype)).cast("B")
 
 
 def load(path, estimators):
@@ -100,6 +119,8 @@ def load(path, estimators):
 
     estimators: {class name: class} of the estimator classes a file may name.
     """
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path} is a folder, not a skylite model file")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such file: {path}")
     with open(path, "rb") as f:
@@ -110,6 +131,11 @@ def load(path, estimators):
     if version not in READABLE_VERSIONS:
         raise ValueError(f"{path} is a skylite model of format {version}; this skylite "
                          f"reads formats {', '.join(map(str, READABLE_VERSIONS))}")
+    if version >= 2:              # a SHA-256 of everything before it ends the file
+        data, stored = data[:-32], data[-32:]
+        if len(stored) < 32 or hashlib.sha256(data).digest() != stored:
+            raise ValueError(f"{path} is a corrupted skylite model file: its checksum does "
+                             f"not match its contents (a damaged or truncated copy)")
     try:
         header = json.loads(data[16:16 + length].decode("utf-8"))
         s, m = header["coef_shape"]

@@ -5,7 +5,8 @@ import pytest
 
 import skylite
 from skylite.cli import main
-from skylite.sketch import JLT, SRHT, CountSketch, GaussianRFF, MaternFastfood, MaternRFF
+from skylite.sketch import (JLT, SRHT, CountSketch, GaussianRFF, MaternFastfood, MaternRFF,
+                            Nystroem)
 
 from test_cli import pendigits_npz as digits_npz  # noqa: F401  (the shared pendigits file)
 
@@ -44,6 +45,24 @@ def test_linear_kernel_sketches(method, cls, digits_npz, tmp_path, capsys):
     with np.load(digits_npz) as data:
         accuracy = model.score(data["X_test"], data["y_test"])
     assert accuracy > 0.75        # a linear SVM on 16 features, sketched to 256: about 0.8
+
+
+@pytest.mark.parametrize("method, rule", [("nystroem", "kmeans"),
+                                          ("nystroem_uniform", "uniform")])
+def test_train_and_predict_with_nystroem_features(method, rule, digits_npz, tmp_path, capsys):
+    path = tmp_path / "m.sky"
+    assert _train(digits_npz, path, "--method", method, "--sigma", "60") == 0
+    model = skylite.load(path)
+    fmap = model.feature_map_
+    assert isinstance(fmap, Nystroem) and fmap.landmarks == rule
+    assert fmap.landmarks_.shape == (256, 16) and model.regularizer_.name == "rkhs"
+    capsys.readouterr()
+    out = tmp_path / "pred.txt"
+    assert main(["predict", str(path), str(digits_npz), "-o", str(out)]) == 0
+    assert "accuracy" in capsys.readouterr().out
+    with np.load(digits_npz) as data:
+        expected = model.predict(data["X_test"])
+    assert np.array_equal(np.loadtxt(out, dtype=expected.dtype), expected)
 
 
 def test_bad_map_options(digits_npz, tmp_path, capsys):

@@ -14,8 +14,9 @@ resume must match: n, d, s, m, R, P, rank, this rank's row range and row blocks,
 feature map (type, parameters, seed), alpha, loss, regularizer, precision, relaxation,
 acceleration and a checksum of this rank's X and Y.
 
-Atomicity: the archive is written to `<file>.tmp` and moved over `<file>` with os.replace,
-so a run killed while writing leaves the previous checkpoint intact.  The graph-projection
+Atomicity: the archive is written to a temporary file of a unique name beside `<file>`,
+fsynced and moved over `<file>` with os.replace (skylite._files.atomic_write), so a run
+killed while writing leaves the previous checkpoint intact.  The graph-projection
 factors are not stored: they are rebuilt (deterministically) on the first sweep after a
 resume.  A resumed run repeats the uninterrupted run's arithmetic exactly (same state, same
 rho, same accelerator memory, same iteration counter for rho adaptation), so it reaches the
@@ -25,6 +26,8 @@ import json
 import os
 
 import numpy as np
+
+from .._files import atomic_write
 
 FORMAT = 4        # 4: Anderson's memory holds each image's carried G (Z^T B)
 # metadata that may legitimately differ between the interrupted and the resumed run
@@ -49,12 +52,7 @@ def save_checkpoint(filename, meta, arrays):
     JSON-able dict."""
     arrays = {name: np.asarray(value) for name, value in arrays.items()}
     arrays["meta"] = np.array(json.dumps(dict(meta, format=FORMAT)))
-    tmp = filename + ".tmp"
-    with open(tmp, "wb") as f:
-        np.savez(f, **arrays)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, filename)
+    atomic_write(filename, lambda f: np.savez(f, **arrays))
 
 
 def load_checkpoint(filename, expected):
@@ -81,7 +79,7 @@ def load_checkpoint(filename, expected):
 
 def remove_checkpoint(filename):
     """Delete a checkpoint after a run finished normally (missing files are fine)."""
-    for name in (filename, filename + ".tmp"):
+    for name in (filename,):
         try:
             os.remove(name)
         except FileNotFoundError:
