@@ -23,8 +23,9 @@ def check_rows(X, *, name="X", n_features=None, who=None, min_rows=0, nonnegativ
     Raises ValueError for NaN/inf, a wrong number of dimensions or columns, a non-real dtype,
     fewer than `min_rows` rows, or (with `nonnegative`) a negative entry.
     """
-    X = native_rows(check_array(X, accept_sparse="csr", dtype=FLOAT_DTYPES, order="C",
-                                ensure_min_samples=min_rows, input_name=name))
+    X = native_rows(check_array(sparse_structure_checked(X, name), accept_sparse="csr",
+                                dtype=FLOAT_DTYPES, order="C", ensure_min_samples=min_rows,
+                                input_name=name))
     if n_features is not None and X.shape[1] != n_features:
         raise ValueError(f"{name} has {X.shape[1]} features, but {who or 'the model'} "
                          f"is expecting {n_features} features as input")
@@ -40,12 +41,40 @@ def check_nonnegative(X, name="X", who=None):
         raise ValueError(f"{name} has negative entries; {who or 'this map'} needs x >= 0")
 
 
+def sparse_structure_checked(X, name="X"):
+    """X itself, after checking that a scipy CSR (or CSC) matrix is well formed: indptr of
+    n + 1 entries, starting at 0, never decreasing, ending at nnz; every index in
+    [0, number of columns).  A malformed matrix is refused with ValueError before scipy or
+    native code reads it (an out-of-range index would be read out of bounds).  O(nnz)."""
+    if not (sp.issparse(X) and X.format in ("csr", "csc")):
+        return X
+    major, minor = X.shape if X.format == "csr" else X.shape[::-1]
+    indptr, indices = np.asarray(X.indptr), np.asarray(X.indices)
+    what = f"{name} is a malformed sparse matrix"
+    if indptr.ndim != 1 or len(indptr) != major + 1:
+        raise ValueError(f"{what}: indptr has {len(indptr)} entries, expected {major + 1}")
+    if len(indptr) and indptr[0] != 0:
+        raise ValueError(f"{what}: indptr starts at {indptr[0]}, not 0")
+    if len(indices) != len(X.data) or (len(indptr) and indptr[-1] != len(indices)):
+        raise ValueError(f"{what}: indptr ends at {indptr[-1]} but it has {len(indices)} "
+                         f"indices and {len(X.data)} values")
+    steps = np.diff(indptr)
+    if steps.size and steps.min() < 0:
+        raise ValueError(f"{what}: indptr decreases at row {int(np.argmax(steps < 0))}")
+    if indices.size and (indices.min() < 0 or indices.max() >= minor):
+        bad = indices[(indices < 0) | (indices >= minor)][0]
+        raise ValueError(f"{what}: index {int(bad)} is outside [0, {minor}) (it has "
+                         f"{minor} {'columns' if X.format == 'csr' else 'rows'})")
+    return X
+
+
 def native_rows(X):
     """Rows already checked by scikit-learn (`check_array` / `validate_data` with
     accept_sparse="csr" and dtype=FLOAT_DTYPES) in the layout native code reads: a
     C-contiguous ndarray, or a canonical CSR matrix with int32 indices and int64 indptr."""
     if not sp.issparse(X):
         return np.ascontiguousarray(X)
+    sparse_structure_checked(X)
     if X.shape[1] >= 2**31:
         raise ValueError(f"X has {X.shape[1]} columns; at most 2**31 - 1 are supported")
     X = sp.csr_matrix(X)

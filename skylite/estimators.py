@@ -30,7 +30,7 @@ from . import persistence
 from ._distributed import Distributed
 from ._estimator_docs import estimator_docstring
 from ._validation import (FLOAT_DTYPES, check_positive, check_rows, native_rows,
-                          resolve_seed)
+                          resolve_seed, sparse_structure_checked)
 from .admm import BlockADMM, ConvergenceWarning
 from ._outputs import CachedOutputs, outputs
 from .krr import (exact_dual_coef, feature_ridge_coef, kernel_matvec, memory_bytes,
@@ -40,6 +40,7 @@ from .io.arrays import hdf5_rows, is_hdf5_dataset
 from .prox import RKHSNorm, get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
 from .sketch import FeatureMap
+from .sketch._base import MAX_FEATURES
 from .sketch.nystroem import NYSTROEM_MAX_BLOCK
 
 
@@ -200,6 +201,9 @@ class KernelMachine(BaseEstimator):
             return _fit_map(deepcopy(self.feature_map), X, dist)
         kernel = self._kernel_object(X, dist)
         check_positive(self.n_features, "n_features", integer=True)
+        if self.n_features > MAX_FEATURES:        # before the default blocks are counted
+            raise ValueError(f"n_features={self.n_features} is more than the {MAX_FEATURES} "
+                             f"features a map can index")
         n_blocks = self.n_blocks
         if n_blocks is None:     # from the problem alone: the same model on every machine
             rows = max(dist.allgather(X.shape[0]))
@@ -299,11 +303,28 @@ class KernelMachine(BaseEstimator):
         -------
         self : object
             The fitted estimator.
+
+        Notes
+        -----
+        All or nothing: the fitted attributes are replaced only when the fit completes.  A
+        fit that raises or is interrupted (KeyboardInterrupt) leaves the previous model
+        exactly as it was, or the estimator unfitted if it had never been fitted.
         """
+        before = dict(self.__dict__)
+        try:
+            return self._fit(X, y, X_val, y_val, warm_start)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _fit(self, X, y, X_val, y_val, warm_start):
+        """`fit`'s work, which sets the fitted attributes as it goes."""
+        dist = self._distributed()      # every local step below is agreed by all ranks
+        self._agree_settings(dist, X_val is not None, y_val is not None)
         if (X_val is None) != (y_val is None):
             given, missing = ("X_val", "y_val") if y_val is None else ("y_val", "X_val")
             raise ValueError(f"{given} was given without {missing}: pass both or neither")
-        dist = self._distributed()      # every local step below is agreed by all ranks
         X, y = dist.agree(self._validate_training_rows, X, y)
         if X_val is not None:
             X_val, y_val = dist.agree(self._validate_validation_rows, X_val, y_val)
@@ -382,13 +403,33 @@ class KernelMachine(BaseEstimator):
 
     # ---- evaluation ----
 
+    def _agree_settings(self, dist, *flags):
+        """Collective, before any check that could raise on one rank alone: every rank must
+        have been given the same parameters (but the rank-local ones, _RANK_LOCAL), so that
+        each check below raises on all ranks or on none.  Raises ValueError on every rank,
+        naming the parameters that differ and each rank's value."""
+        if dist.serial:
+            return
+        mine = {name: _comparable(value) for name, value in self.get_params(deep=False).items()
+                if name not in _RANK_LOCAL}
+        mine["X_val, y_val given"] = repr(flags)
+        everyone = dist.allgather(mine)
+        differ = sorted(k for k in mine if any(other.get(k) != mine[k] for other in everyone))
+        if differ:
+            values = "; ".join(f"{k}: " + ", ".join(f"rank {r} {other.get(k)}"
+                                                     for r, other in enumerate(everyone))
+                               for k in differ[:3])
+            raise ValueError(f"the ranks were given different {', '.join(differ)} ({values}); "
+                             f"every rank must pass the same settings (control flow is "
+                             f"collective)")
+
     def _validate_training_rows(self, X, y):
         """X (native layout) and y checked by scikit-learn's validate_data, which records
         n_features_in_ and feature_names_in_; class labels must be labels, real targets
         numbers (one or several columns)."""
         classifier = self.is_classifier
-        X, y = validate_data(self, _in_place(X), _in_place(y), accept_sparse="csr",
-                             dtype=FLOAT_DTYPES,
+        X, y = validate_data(self, _in_place(sparse_structure_checked(X)), _in_place(y),
+                             accept_sparse="csr", dtype=FLOAT_DTYPES,
                              multi_output=not classifier, y_numeric=not classifier)
         if classifier:
             check_classification_targets(y)
@@ -409,7 +450,8 @@ class KernelMachine(BaseEstimator):
     def _check_X(self, X):
         """Rows to predict, checked against the fitted columns (number and names)."""
         check_is_fitted(self, "coef_")
-        return native_rows(validate_data(self, _in_place(X), reset=False, accept_sparse="csr",
+        X = _in_place(sparse_structure_checked(X))
+        return native_rows(validate_data(self, X, reset=False, accept_sparse="csr",
                                          dtype=FLOAT_DTYPES))
 
     def _model_outputs(self, X):
@@ -592,6 +634,18 @@ class KernelMachine(BaseEstimator):
         else:
             Y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
         return self._model_outputs(X), Y
+
+
+# parameters that may differ between MPI ranks: they change no collective decision
+_RANK_LOCAL = ("comm", "callback", "verbose", "n_threads", "memory_budget", "checkpoint")
+
+
+def _comparable(value):
+    """A parameter's value as text that two ranks can compare (objects by their parameters;
+    a random generator, whose state is each rank's own, by its type)."""
+    if isinstance(value, (np.random.Generator, np.random.RandomState)):
+        return type(value).__name__
+    return repr(value)
 
 
 def _regularizer_for_map(regularizer, fmap, precision):

@@ -1,4 +1,5 @@
 """The `skylite` command line: train / predict on .npz and LIBSVM files, errors."""
+import hashlib
 import signal
 import subprocess
 import sys
@@ -95,8 +96,10 @@ def small_files(tmp_path_factory):
     model = folder / "m.sky"
     assert main(["train", str(folder / "two.svm"), "-m", str(model), "--features", "16",
                  "--iters", "3", "-q"]) == 0
-    data = model.read_bytes()            # the estimator's loss parameter, same length
-    (folder / "huber.sky").write_bytes(data.replace(b'"loss": "hinge"', b'"loss": "huber"', 1))
+    data = model.read_bytes()[:-32]      # the estimator's loss parameter, same length,
+    edited = data.replace(b'"loss": "hinge"', b'"loss": "huber"', 1)   # checksum resealed
+    (folder / "huber.sky").write_bytes(edited + hashlib.sha256(edited).digest())
+    (folder / "edited.sky").write_bytes(edited + model.read_bytes()[-32:])   # not resealed
     return folder
 
 
@@ -109,6 +112,8 @@ def small_files(tmp_path_factory):
     (["predict", "missing.sky", "{npz}"], "no such file: missing.sky"),
     (["predict", "{f}/huber.sky", "{f}/two.svm"], "huber.sky is a corrupted skylite model "
                                                   "file: unknown loss 'huber'"),
+    (["predict", "{f}/edited.sky", "{f}/two.svm"], "edited.sky is a corrupted skylite model "
+                                                    "file: its checksum does not match"),
     (["predict", "{f}/m.sky", "{f}/two.svm", "-o", "{f}/missing/p.txt"],
      "cannot write the predictions to"),
     (["train", "{f}/binary.svm", "-m", "m.sky"], "binary.svm: not a LIBSVM text file"),

@@ -127,6 +127,19 @@ def test_a_failing_rank_stops_every_rank_with_its_error(mpiexec, mode, error):
     assert all(error in line for line in raised), raised
 
 
+@pytest.mark.parametrize("name", ["tol", "alpha", "rho", "max_iter", "n_features", "sigma",
+                                  "kernel", "regularizer", "precision", "relaxation",
+                                  "n_blocks", "validation_fraction"])
+def test_a_bad_setting_on_one_rank_is_the_same_error_on_every_rank(mpiexec, name):
+    lines, proc = launch(mpiexec, "bad-setting", name, expect_ok=False)
+    assert proc.returncode != 0
+    raised = [line for line in lines if line.startswith("RAISED")]
+    assert sorted(line.split()[1] for line in raised) == ["0", "1"], proc.stdout + proc.stderr
+    messages = {line.split(" ", 2)[2] for line in raised}
+    assert len(messages) == 1, messages                      # the same error on both ranks
+    assert f"the ranks were given different {name}" in messages.pop()
+
+
 def test_a_killed_two_rank_run_resumes_to_the_same_model(mpiexec, tmp_path):
     _, proc = launch(mpiexec, "checkpoint-die", str(tmp_path), expect_ok=False)
     assert proc.returncode != 0                                # os._exit(7) after iteration 12

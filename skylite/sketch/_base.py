@@ -17,7 +17,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._threads import blas_single_threaded, resolve_threads
 from .._validation import (FLOAT_DTYPES, check_nonnegative, check_positive, native_rows,
-                           resolve_seed)
+                           resolve_seed, sparse_structure_checked)
+
+
+# the most features of one map: column indices are 32-bit in native code
+MAX_FEATURES = 2**31 - 1
 
 
 def even_block_sizes(n_features, n_blocks):
@@ -53,6 +57,9 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     def _check_common_params(self):
         check_positive(self.n_features, "n_features", integer=True)
         check_positive(self.n_blocks, "n_blocks", integer=True)
+        if self.n_features > MAX_FEATURES:      # before any per-block list is built
+            raise ValueError(f"n_features={self.n_features} is more than the {MAX_FEATURES} "
+                             f"features a map can index")
         if self.n_blocks > self.n_features:
             raise ValueError(f"n_blocks ({self.n_blocks}) cannot exceed n_features "
                              f"({self.n_features}): every block needs at least one feature")
@@ -85,7 +92,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         self : FeatureMap
             The fitted map.
         """
-        X = validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES)
+        X = validate_data(self, sparse_structure_checked(X), accept_sparse="csr",
+                          dtype=FLOAT_DTYPES)
         if self._nonnegative_input:
             check_nonnegative(X, who=type(self).__name__)
         # maps without randomness (Identity) have no random_state
@@ -111,7 +119,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
 
     def _check_input(self, X):
         self._check_fitted()
-        X = native_rows(validate_data(self, X, reset=False, accept_sparse="csr",
+        X = native_rows(validate_data(self, sparse_structure_checked(X), reset=False,
+                                      accept_sparse="csr",
                                       dtype=FLOAT_DTYPES, ensure_min_samples=0))
         if self._nonnegative_input:
             check_nonnegative(X, who=type(self).__name__)

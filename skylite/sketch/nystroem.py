@@ -31,7 +31,8 @@ import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
 from .._threads import blas_single_threaded, resolve_threads
-from .._validation import FLOAT_DTYPES, check_nonnegative, check_positive, resolve_seed
+from .._validation import (FLOAT_DTYPES, check_nonnegative, check_positive, resolve_seed,
+                           sparse_structure_checked)
 from ._base import FeatureMap, register
 from ._docs import parameters
 from ._nystroem import KernelCode, NystroemTransform
@@ -134,13 +135,15 @@ class Nystroem(FeatureMap):
         self : Nystroem
             The fitted map.
         """
-        X = validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES)
+        X = validate_data(self, sparse_structure_checked(X), accept_sparse="csr",
+                          dtype=FLOAT_DTYPES)
         return self._fit_rows(X, None)
 
     def fit_distributed(self, X, dist):
         """`fit` over the rows of every rank of `dist` (a skylite._distributed.Distributed):
         collective; every rank ends with the same landmarks and whitening."""
-        X = dist.agree(validate_data, self, X, accept_sparse="csr", dtype=FLOAT_DTYPES)
+        X = dist.agree(lambda: validate_data(self, sparse_structure_checked(X),
+                                             accept_sparse="csr", dtype=FLOAT_DTYPES))
         return self._fit_rows(X, dist)
 
     def _fit_rows(self, X, dist):

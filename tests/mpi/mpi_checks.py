@@ -202,6 +202,22 @@ def mismatch():
                                                                             y[part] * 1.0)
 
 
+def bad_setting(name):
+    """Rank 1 alone was given a bad value of one setting: the same error on every rank."""
+    X, y = data(200)
+    part = my_slice(len(X))
+    good = {"tol": 1e-3, "alpha": 1e-4, "rho": 1.0, "max_iter": 5, "n_features": 64,
+            "sigma": 0.6, "kernel": "gaussian", "regularizer": "l2",
+            "precision": "float64", "relaxation": None, "n_blocks": 2,
+            "validation_fraction": 0.1}
+    bad = {"tol": -1, "alpha": -1.0, "rho": 0.0, "max_iter": 0, "n_features": -5,
+           "sigma": -1.0, "kernel": "nonsense", "regularizer": "l3", "precision": "half",
+           "relaxation": 5.0, "n_blocks": 1000, "validation_fraction": 2.0}
+    params = dict(good, **({name: bad[name]} if rank == 1 else {}))
+    KernelSVC(comm=comm, early_stopping=name == "validation_fraction",
+              **params).fit(X[part], y[part])
+
+
 class FailingProx:
     """The engine's loss prox call, raising MemoryError at its `at_call`-th call."""
 

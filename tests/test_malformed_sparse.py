@@ -1,0 +1,66 @@
+"""Malformed CSR input is refused with one clear error before scipy or native code reads it:
+an index out of range would be read out of bounds, a decreasing indptr crashes scipy."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skylite import KernelSVC
+from skylite.kernels import Gaussian
+from skylite.sketch import GaussianRFF, Nystroem
+
+
+def _malformed(kind):
+    S = sp.csr_matrix(np.random.default_rng(0).random((200, 16)))
+    if kind == "index too large":
+        S.indices[5] = 10**6
+    elif kind == "index 16":
+        S.indices[5] = 16
+    elif kind == "negative index":
+        S.indices[5] = -7
+    elif kind == "decreasing indptr":
+        S.indptr[3] = S.indptr[5] + 1
+    elif kind == "short indptr":
+        S.indptr = S.indptr[:-1]
+    return S
+
+
+KINDS = ["index too large", "index 16", "negative index", "decreasing indptr", "short indptr"]
+MESSAGES = {"index too large": "index 1000000 is outside \\[0, 16\\)",
+            "index 16": "index 16 is outside \\[0, 16\\)",
+            "negative index": "index -7 is outside",
+            "decreasing indptr": "indptr decreases at row",
+            "short indptr": "indptr has 200 entries, expected 201"}
+
+
+@pytest.mark.filterwarnings("ignore::skylite.admm.ConvergenceWarning")
+@pytest.mark.parametrize("kind", KINDS)
+def test_fit_predict_and_transform_refuse_a_malformed_csr(kind):
+    S = _malformed(kind)
+    y = np.arange(200) % 2
+    match = "malformed sparse matrix: " + MESSAGES[kind]
+    with pytest.raises(ValueError, match=match):
+        KernelSVC(n_features=64, sigma=1.0, max_iter=5).fit(S, y)
+    good = sp.csr_matrix(np.random.default_rng(1).random((200, 16)))
+    model = KernelSVC(n_features=64, sigma=1.0, max_iter=5).fit(good, y)
+    with pytest.raises(ValueError, match=match):
+        model.predict(S)
+    fmap = GaussianRFF(64, sigma=1.0).fit(good)
+    with pytest.raises(ValueError, match=match):
+        fmap.transform(S)
+    with pytest.raises(ValueError, match=match):
+        GaussianRFF(64, sigma=1.0).fit(S)
+    with pytest.raises(ValueError, match=match):
+        Nystroem(Gaussian(1.0), n_features=32).fit(S)
+    with pytest.raises(ValueError, match=match):
+        Gaussian(1.0).gram(S)
+    with pytest.raises(ValueError, match=match):
+        KernelSVC(n_features=64, sigma=1.0, max_iter=5).fit(good, y, X_val=S, y_val=y)
+
+
+def test_impossible_sizes_are_refused_arithmetically():
+    X, y = np.random.default_rng(0).random((50, 4)), np.arange(50) % 2
+    for n_features in (10**12, 2**31):
+        with pytest.raises(ValueError, match="more than the 2147483647 features"):
+            KernelSVC(n_features=n_features, sigma=1.0).fit(X, y)
+        with pytest.raises(ValueError, match="more than the 2147483647 features"):
+            GaussianRFF(n_features, sigma=1.0).fit(X)
