@@ -1,6 +1,6 @@
 """Nystroem features against random Fourier features: Gram error, accuracy and fit time.
 
-    python benchmarks/bench_nystroem.py [--part gram mnist20k design throughput] [--no-exact]
+    python benchmarks/bench_nystroem.py [--part gram mnist20k design sweep] [--no-exact]
 
 Protocols, fixed before the runs (the 10,000 MNIST test rows are touched once, to report):
 
@@ -19,9 +19,10 @@ Protocols, fixed before the runs (the 10,000 MNIST test rows are touched once, t
    (c) Falkon's parameterization, the unwhitened k(x, L_j) with the non-separable norm
    1/2 tr(W^T K_LL W).
 
-4. throughput: seconds of one transform of 20,000 MNIST rows (float32, 2 threads) for
-   Nystroem and the random maps: what a pass over rows that are not cached costs (the row
-   sweep at 10^6 rows regenerates every block each iteration).
+4. sweep: the phases of 8 iterations of the row sweep with nothing cached (memory_budget=0)
+   on all 60,000 MNIST rows, float32: what an iteration costs where Z cannot be held, as at
+   10^6 rows (the row sweep then regenerates every block each iteration), for Nystroem and
+   Fastfood features.
 
 Every contender runs in its own process (`--child`), on a quiet machine.
 """
@@ -107,27 +108,26 @@ class _FalkonNorm:
         return getattr(self._norm, name)
 
 
-def throughput(rows=20000):
-    """Seconds of one transform of `rows` MNIST rows (float32, every core) per map."""
-    from skylite.kernels import Gaussian
-    from skylite.sketch import Fastfood, GaussianRFF, Nystroem
-    X = mnist(rows)[0]
-    maps = {"Nystroem, s=4096 (8 blocks)": Nystroem(Gaussian(SIGMA), 4096, n_blocks=8),
-            "Nystroem, s=2048 (4 blocks)": Nystroem(Gaussian(SIGMA), 2048, n_blocks=4),
-            "Gaussian RFF, s=4096 (2 blocks)": GaussianRFF(4096, sigma=SIGMA, n_blocks=2),
-            "Fastfood, s=16384 (16 blocks)": Fastfood(16384, sigma=SIGMA, n_blocks=16)}
-    result = {}
-    for name, fmap in maps.items():
-        fmap.fit(X)
-        fmap.transform(X[:1000])                      # warm up
-        start = time.perf_counter()
-        fmap.transform(X)
-        result[name] = time.perf_counter() - start
-    return result
+def uncached_sweep(method, s, blocks, rows=60000, iterations=8):
+    """Phase seconds of `iterations` row-sweep iterations with nothing cached
+    (memory_budget=0), as at 10^6 rows, where Z cannot be held: every iteration
+    regenerates every block."""
+    import warnings
+    from skylite import KernelSVC
+    from skylite.admm import ConvergenceWarning
+    X, y = mnist(rows)[:2]
+    model = KernelSVC(sigma=SIGMA, method=method, n_features=s, n_blocks=blocks,
+                      alpha=1.0 / (rows * C_SVM), precision="float32", max_iter=iterations,
+                      tol=1e-12, memory_budget=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    return {"phases": {k: float(v) for k, v in model.phase_seconds_.items()},
+            "sweep": model.sweep_, "iterations": model.n_iter_}
 
 
 CONTENDERS = {"skylite": skylite_svc, "exact_svc": exact_svc, "design": design,
-              "throughput": throughput}
+              "uncached_sweep": uncached_sweep}
 
 
 def table(title, rows):
@@ -182,18 +182,24 @@ def part_design(args):
           "8 blocks, hinge, C = 10, relaxation 1.8, float32, to tol", rows)
 
 
-def part_throughput(args):
-    seconds = run_child("throughput", script=__file__)
-    seconds.pop("peak_rss")
-    print("\n### Transform of 20,000 MNIST rows, float32, 2 threads\n")
-    print("| map | seconds | rows per second | seconds per pass over 10^6 rows |")
-    print("|---|---|---|---|")
-    for name, t in seconds.items():
-        print(f"| {name} | {t:.2f} | {20000 / t:,.0f} | {1e6 * t / 20000:.0f} |")
+def part_sweep(args):
+    print("\n### Row sweep with nothing cached (memory_budget=0): 60,000 MNIST rows, "
+          "8 iterations, float32, 2 threads\n")
+    print("| map | transform s | products s | regularizer prox s | all phases s | "
+          "per iteration at 10^6 rows (x 50/3) |")
+    print("|---|---|---|---|---|---|")
+    for method, s, blocks in (("nystroem", 4096, 8), ("nystroem", 2048, 4),
+                              ("fastfood", 16384, 16)):
+        r = run_child("uncached_sweep", script=__file__, method=method, s=s, blocks=blocks)
+        p = r["phases"]
+        total = sum(p.values())
+        print(f"| {method}, s={s} ({blocks} blocks) | {p['transform']:.1f} | "
+              f"{p['products']:.1f} | {p['prox']:.1f} | {total:.1f} | "
+              f"{total / r['iterations'] * 1e6 / 60000:.0f} s |")
 
 
 PARTS = {"gram": part_gram, "mnist20k": part_mnist20k, "design": part_design,
-         "throughput": part_throughput}
+         "sweep": part_sweep}
 
 
 def main():

@@ -29,6 +29,7 @@ from . import kernels as kernels_module
 from . import persistence
 from ._distributed import Distributed
 from ._estimator_docs import estimator_docstring
+from ._threads import resolve_threads
 from ._validation import (FLOAT_DTYPES, check_positive, check_rows, native_rows,
                           resolve_seed, sparse_structure_checked)
 from .admm import BlockADMM, ConvergenceWarning
@@ -322,6 +323,7 @@ class KernelMachine(BaseEstimator):
         """`fit`'s work, which sets the fitted attributes as it goes."""
         dist = self._distributed()      # every local step below is agreed by all ranks
         self._agree_settings(dist, X_val is not None, y_val is not None)
+        dist.agree(self._check_rank_local)
         if (X_val is None) != (y_val is None):
             given, missing = ("X_val", "y_val") if y_val is None else ("y_val", "X_val")
             raise ValueError(f"{given} was given without {missing}: pass both or neither")
@@ -422,6 +424,15 @@ class KernelMachine(BaseEstimator):
             raise ValueError(f"the ranks were given different {', '.join(differ)} ({values}); "
                              f"every rank must pass the same settings (control flow is "
                              f"collective)")
+
+    def _check_rank_local(self):
+        """Check the parameters a rank may hold alone (_RANK_LOCAL): through `dist.agree`,
+        a bad value on one rank is an error on every rank."""
+        resolve_threads(self.n_threads)
+        if self.memory_budget is not None:
+            check_positive(self.memory_budget, "memory_budget", allow_zero=True)
+        if self.callback is not None and not callable(self.callback):
+            raise ValueError(f"callback must be callable or None, got {self.callback!r}")
 
     def _validate_training_rows(self, X, y):
         """X (native layout) and y checked by scikit-learn's validate_data, which records

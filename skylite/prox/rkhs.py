@@ -49,7 +49,13 @@ class RKHSNorm:
         self._inverse_t, self._inverse = None, None
 
     def get_params(self):
-        """No parameters of its own (G comes from the map)."""
+        """No parameters of its own (G comes from the map).
+
+        Returns
+        -------
+        params : dict
+            Empty.
+        """
         return {}
 
     @property
@@ -60,13 +66,43 @@ class RKHSNorm:
         return self._gram
 
     def value(self, W, *, n_threads=1):
-        """r(W) = 1/2 tr(W^T G W) for an s x m (or length-s) W."""
+        """r(W) = 1/2 tr(W^T G W).
+
+        Parameters
+        ----------
+        W : ndarray of shape (s, m) or (s,)
+            The weights.
+        n_threads : int, default=1
+            Threads of the product G W (the result does not depend on it).
+
+        Returns
+        -------
+        value : float
+            r(W).
+        """
         W = np.asarray(W, dtype=self.dtype).reshape(self.gram.shape[0], -1)
         GW = _chunked_product(self.gram, W, n_threads)
         return 0.5 * float(np.vdot(W.astype(np.float64), GW))
 
     def prox(self, V, t, out=None, *, n_threads=1):
-        """(I + t G)^{-1} V for an s x m V and t >= 0 (into `out` if given)."""
+        """prox_{t r}(V) = (I + t G)^{-1} V.
+
+        Parameters
+        ----------
+        V : ndarray of shape (s, m) or (s,)
+            The point.
+        t : float >= 0
+            The step.
+        out : ndarray of the shape of V, or None, default=None
+            Where to write the result.
+        n_threads : int, default=1
+            Threads of the product (the result does not depend on it).
+
+        Returns
+        -------
+        X : ndarray of the shape of V, float64 (`out` if given)
+            argmin_X t r(X) + 1/2 ||X - V||^2.
+        """
         if not t >= 0:
             raise ValueError(f"the prox step t must be >= 0, got {t!r}")
         V = np.asarray(V, dtype=self.dtype)
@@ -96,7 +132,13 @@ class RKHSNorm:
         return self._inverse
 
     def nbytes(self):
-        """Memory of G and (I + t G)^{-1}, and the factor while it is formed."""
+        """Memory of G and (I + t G)^{-1}, and the factor while it is formed.
+
+        Returns
+        -------
+        nbytes : int
+            3 s^2 times the size of the dtype.
+        """
         s = self.feature_map.n_features
         return 3 * self.dtype.itemsize * s * s
 

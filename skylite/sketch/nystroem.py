@@ -140,8 +140,24 @@ class Nystroem(FeatureMap):
         return self._fit_rows(X, None)
 
     def fit_distributed(self, X, dist):
-        """`fit` over the rows of every rank of `dist` (a skylite._distributed.Distributed):
-        collective; every rank ends with the same landmarks and whitening."""
+        """`fit` over the rows of every rank (collective).
+
+        The pool of rows is drawn by global row id from the seed and gathered once; rank 0
+        computes the landmarks and the whitening and broadcasts them, so every rank ends
+        with the same map, the one `fit` draws from all the rows in one process.
+
+        Parameters
+        ----------
+        X : array-like or scipy sparse matrix of shape (n_rank, d)
+            This rank's training rows.
+        dist : skylite._distributed.Distributed
+            The ranks (`Distributed(comm)`; `Distributed(None)` for one process).
+
+        Returns
+        -------
+        self : Nystroem
+            The fitted map.
+        """
         X = dist.agree(lambda: validate_data(self, sparse_structure_checked(X),
                                              accept_sparse="csr", dtype=FLOAT_DTYPES))
         return self._fit_rows(X, dist)
@@ -210,9 +226,16 @@ class Nystroem(FeatureMap):
         (s_j / s) I (set exactly: on the dropped eigenvectors of K_jj the features are 0).
         With one block G = I, and the l2 regularizer is the RKHS norm already.
 
+        Parameters
+        ----------
+        n_threads : int or None, default=None
+            Threads of the transform of the landmarks (None: all cores).
+
         Returns
         -------
-        G : ndarray of shape (n_features, n_features), float64, symmetric
+        G : ndarray of shape (n_features, n_features)
+            The Gram matrix of the features' functions in the RKHS (float64, symmetric,
+            positive semi-definite, eigenvalues at most 1).
         """
         self._check_fitted()
         Z_L = self.transform(self.landmarks_, n_threads=n_threads)      # K_LL P

@@ -209,10 +209,11 @@ def bad_setting(name):
     good = {"tol": 1e-3, "alpha": 1e-4, "rho": 1.0, "max_iter": 5, "n_features": 64,
             "sigma": 0.6, "kernel": "gaussian", "regularizer": "l2",
             "precision": "float64", "relaxation": None, "n_blocks": 2,
-            "validation_fraction": 0.1}
+            "validation_fraction": 0.1, "n_threads": 1}
     bad = {"tol": -1, "alpha": -1.0, "rho": 0.0, "max_iter": 0, "n_features": -5,
            "sigma": -1.0, "kernel": "nonsense", "regularizer": "l3", "precision": "half",
-           "relaxation": 5.0, "n_blocks": 1000, "validation_fraction": 2.0}
+           "relaxation": 5.0, "n_blocks": 1000, "validation_fraction": 2.0,
+           "n_threads": -2}
     params = dict(good, **({name: bad[name]} if rank == 1 else {}))
     KernelSVC(comm=comm, early_stopping=name == "validation_fraction",
               **params).fit(X[part], y[part])
