@@ -41,6 +41,10 @@ def scale_sigma(X, dist):
         mean = total / count
         centred = float(np.sum((X - mean) ** 2, dtype=np.float64))
         var = dist.sum_to_all([centred])[0] / count
+    if not np.isfinite(var):
+        raise ValueError(f"the variance of X overflows float64 (an entry of magnitude "
+                         f"~1e150 or more): the default sigma cannot be computed; rescale "
+                         f"the features (e.g. StandardScaler)")
     return float(np.sqrt(max(d * var, 1e-12) / 2.0))
 
 

@@ -7,6 +7,7 @@ call runs inside `blas_single_threaded()`.
 """
 import contextlib
 import os
+import warnings
 
 from ._validation import check_positive
 
@@ -21,11 +22,23 @@ def default_threads():
         return os.cpu_count() or 1
 
 
+class ThreadCountWarning(RuntimeWarning):
+    """n_threads asked for more threads than this process has cores: capped."""
+
+
 def resolve_threads(n_threads):
-    """n_threads as given, or every available core for None."""
+    """n_threads as given, or every available core for None; at most the available cores
+    (more only wait for each other: capped with a ThreadCountWarning).  Results do not
+    depend on the thread count."""
+    cores = default_threads()
     if n_threads is None:
-        return default_threads()
-    return check_positive(n_threads, "n_threads", integer=True)
+        return cores
+    n_threads = check_positive(n_threads, "n_threads", integer=True)
+    if n_threads > cores:
+        warnings.warn(f"n_threads={n_threads} is more than the {cores} cores this process "
+                      f"may use: using {cores}", ThreadCountWarning, stacklevel=3)
+        return cores
+    return n_threads
 
 
 @contextlib.contextmanager

@@ -189,6 +189,7 @@ def predict(args, dist):
         return _predict_stream(model, args)
     X, y = read_rows(args.test, part="test", n_features=model.n_features_in_,
                      zero_based=args.zero_based, **_array_options(args, labels=True))
+    _warn_if_narrower(X, model, args.test)
     predicted = model.predict(X)
     lines = _prediction_lines(model, X, predicted, args.decision_values)
     summary = sys.stdout
@@ -201,6 +202,19 @@ def predict(args, dist):
     if y is not None:
         print(_score_line(model, args.test, predicted, y), file=summary)
     return 0
+
+
+def _warn_if_narrower(X, model, path):
+    """Warn (stderr) when a sparse file uses fewer columns than the model was trained on:
+    LIBSVM reads the missing ones as zeros, which is right for sparse data but also what a
+    file of another feature layout looks like."""
+    if not hasattr(X, "indices") or X.nnz == 0:        # dense rows have their own width
+        return
+    used = int(X.indices.max()) + 1
+    if used < model.n_features_in_:
+        print(f"skylite predict: warning: the largest feature index of {path} is {used}, "
+              f"the model was trained on {model.n_features_in_} features; the missing "
+              f"columns are read as zeros", file=sys.stderr)
 
 
 def _prediction_lines(model, X, predicted, decision_values):

@@ -82,3 +82,20 @@ def test_bad_map_options(digits_npz, tmp_path, capsys):
     assert exit_info.value.code == 2
     assert "--quasi applies only with --kernel gaussian, laplacian or matern" in \
         capsys.readouterr().err
+
+
+def test_predict_warns_when_a_libsvm_file_is_narrower_than_the_model(tmp_path, capsys):
+    from skylite.io import dump_svmlight
+    rng = np.random.default_rng(0)
+    X, y = rng.random((200, 16)), np.arange(200) % 2
+    model = tmp_path / "m.sky"
+    wide, narrow = tmp_path / "wide.svm", tmp_path / "narrow.svm"
+    dump_svmlight(X, y, wide)
+    dump_svmlight(X[:, :8], y, narrow)
+    assert _train(wide, model, "--sigma", "1") == 0
+    capsys.readouterr()
+    assert main(["predict", str(model), str(wide), "-o", str(tmp_path / "p1.txt")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert main(["predict", str(model), str(narrow), "-o", str(tmp_path / "p2.txt")]) == 0
+    err = capsys.readouterr().err
+    assert "largest feature index of" in err and "trained on 16 features" in err

@@ -64,3 +64,11 @@ def test_impossible_sizes_are_refused_arithmetically():
             KernelSVC(n_features=n_features, sigma=1.0).fit(X, y)
         with pytest.raises(ValueError, match="more than the 2147483647 features"):
             GaussianRFF(n_features, sigma=1.0).fit(X)
+
+
+def test_more_threads_than_cores_are_capped_with_a_warning():
+    from skylite._threads import ThreadCountWarning, default_threads, resolve_threads
+    cores = default_threads()
+    with pytest.warns(ThreadCountWarning, match=f"n_threads=1000 is more than the {cores}"):
+        assert resolve_threads(1000) == cores
+    assert resolve_threads(1) == 1 and resolve_threads(None) == cores

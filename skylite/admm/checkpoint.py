@@ -24,6 +24,7 @@ same model bitwise.
 """
 import json
 import os
+import zipfile
 
 import numpy as np
 
@@ -62,7 +63,7 @@ def load_checkpoint(filename, expected):
         with np.load(filename, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
             data = {name: z[name] for name in z.files if name != "meta"}
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
         raise ValueError(f"cannot read checkpoint {filename}: {exc}") from None
     if meta.get("format") != FORMAT:
         raise ValueError(f"checkpoint {filename} has format {meta.get('format')}, "
