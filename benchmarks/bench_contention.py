@@ -5,13 +5,14 @@
 A kernel SVM on the first --rows MNIST training rows (Gaussian sigma = 6, s = 4096, float32,
 40 iterations, tol 1e-12 so that every run does the same work), in a fresh process per run,
 quiet and beside one competing busy process (`python -c "while True: pass"`, started and
-stopped by this script), with 1 and 2 threads.  Two OpenMP wait settings:
+stopped by this script), with 1 and 2 threads.  Three OpenMP wait settings:
 
 - skylite's default: GOMP_SPINCOUNT=1000 (set by `import skylite` unless the user set
   GOMP_SPINCOUNT or OMP_WAIT_POLICY): a thread waiting at the end of a parallel region spins
   briefly, then sleeps;
 - libgomp's default: GOMP_SPINCOUNT=300000, the spinning that lets a waiting thread hold a
-  core that the competing process and skylite's working thread both want.
+  core that the competing process and skylite's working thread both want;
+- OMP_WAIT_POLICY=passive: a waiting thread sleeps at once.
 
 Each cell is the median of --repeats runs.  Targets: with a competing process, 2 threads /
 1 thread <= 1.0; 2 threads busy / 2 threads quiet <= 1.7; quiet, 2 threads / 1 <= 0.6.
@@ -40,7 +41,8 @@ KernelSVC(sigma=6.0, n_features=4096, precision="float32", max_iter=40, tol=1e-1
 print(time.perf_counter() - start)
 """
 SETTINGS = {"skylite default (GOMP_SPINCOUNT=1000)": {},
-            "libgomp default (GOMP_SPINCOUNT=300000)": {"GOMP_SPINCOUNT": "300000"}}
+            "libgomp default (GOMP_SPINCOUNT=300000)": {"GOMP_SPINCOUNT": "300000"},
+            "OMP_WAIT_POLICY=passive (no spin)": {"OMP_WAIT_POLICY": "passive"}}
 
 
 def fit_seconds(rows, threads, env):
