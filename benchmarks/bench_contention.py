@@ -14,8 +14,11 @@ stopped by this script), with 1 and 2 threads.  Three OpenMP wait settings:
   core that the competing process and skylite's working thread both want;
 - OMP_WAIT_POLICY=passive: a waiting thread sleeps at once.
 
-Each cell is the median of --repeats runs.  Targets: with a competing process, 2 threads /
-1 thread <= 1.0; 2 threads busy / 2 threads quiet <= 1.7; quiet, 2 threads / 1 <= 0.6.
+Last, a GridSearchCV of 4 fits (alpha 1e-4 and 1e-5, 2 folds, s = 2048, 30 iterations) plus
+the refit, with n_jobs=1 and n_jobs=2 (joblib's workers set the OpenMP limit, which
+n_threads=None follows: one thread each).  Each cell is the median of --repeats runs.
+Targets: with a competing process, 2 threads / 1 thread <= 1.0; 2 threads busy / 2 threads
+quiet <= 1.7; quiet, 2 threads / 1 <= 0.6; GridSearchCV n_jobs=2 / n_jobs=1 <= 0.7.
 """
 import argparse
 import os
@@ -67,6 +70,30 @@ def measure(rows, threads, env, busy, repeats):
     return float(np.median(times))
 
 
+GRID = """
+import sys, time, warnings
+import numpy as np
+from sklearn.model_selection import GridSearchCV
+warnings.simplefilter("ignore")
+from skylite import KernelSVC
+data = np.load(sys.argv[1])
+X, y = data["X_train"][:int(sys.argv[2])], data["y_train"][:int(sys.argv[2])]
+grid = GridSearchCV(KernelSVC(sigma=6.0, n_features=2048, precision="float32", max_iter=30,
+                              tol=1e-12), {"alpha": [1e-4, 1e-5]}, cv=2,
+                    n_jobs=int(sys.argv[3]))
+start = time.perf_counter()
+grid.fit(X, y)
+print(time.perf_counter() - start)
+"""
+
+
+def grid_seconds(rows, n_jobs):
+    """Seconds of a GridSearchCV of 4 fits (2 alphas x 2 folds) plus the refit."""
+    run = subprocess.run([sys.executable, "-c", GRID, str(DATA), str(rows), str(n_jobs)],
+                         capture_output=True, text=True, check=True)
+    return float(run.stdout.strip().splitlines()[-1])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=10000)
@@ -85,7 +112,10 @@ def main():
             results[name, busy] = (one, two)
             print(f"| {name} | {'one busy process' if busy else 'quiet'} | {one:.1f} | "
                   f"{two:.1f} | {two / one:.2f} |", flush=True)
-    print()
+    one, two = (float(np.median([grid_seconds(args.rows, jobs) for _ in range(args.repeats)]))
+                for jobs in (1, 2))
+    print(f"| GridSearchCV of 4 fits and the refit: n_jobs=1, n_jobs=2 | quiet | {one:.1f} | "
+          f"{two:.1f} | {two / one:.2f} |\n")
     for name in SETTINGS:
         (q1, q2), (b1, b2) = results[name, False], results[name, True]
         print(f"- {name}: busy 2 threads / 1 thread {b2 / b1:.2f} (target <= 1.0); busy / "

@@ -76,7 +76,11 @@ acceleration : "auto", "anderson" or None, default="auto"
 anderson_memory : int, default=5
     The number of past iterations Anderson acceleration combines.
 n_threads : int or None, default=None
-    Threads of the native code (None: all cores).  The fitted model does not depend on it.
+    Threads of the native code.  None takes the OpenMP thread limit in force, as
+    scikit-learn's OpenMP estimators do (OMP_NUM_THREADS, threadpoolctl's
+    ``threadpool_limits(n, "openmp")``, joblib's limit in its workers), and never more than
+    the usable cores (CPU affinity, cgroup quota); a larger number is capped with a
+    warning.  The fitted model does not depend on it.
 memory_budget : int or None, default=None
     Bytes the fit may allocate (the input rows are not counted): the working memory
     (state, factors, per-thread feature blocks and map parameters) first, with the rows
@@ -157,6 +161,8 @@ classes_ : ndarray of shape (n_classes,)
     The class labels (classification only).
 n_features_in_ : int
     The number of input features d.
+n_threads_ : int
+    The threads the fit used (`n_threads` resolved).
 feature_names_in_ : ndarray of str
     The column names of a DataFrame X given to `fit` (only then); `predict` checks that
     the same columns arrive in the same order.

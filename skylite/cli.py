@@ -261,6 +261,7 @@ def _predict_stream(model, args):
 # ---- demo ----
 
 def demo(args, dist):
+    begin = time.perf_counter()
     X_train, y_train, X_test, y_test = load_pendigits()
     X_train, X_test = X_train / 100.0, X_test / 100.0   # features are integers 0..100
     print(f"pendigits: {len(X_train)} train / {len(X_test)} test rows, "
@@ -268,6 +269,7 @@ def demo(args, dist):
     models = demo_models(args.features, args.blocks, args.sigma, args.alpha, args.seed)
     print(f"{'model':<46} {'test accuracy':>13} {'iterations':>10} {'seconds':>8}")
     for name, model in models:
+        model.set_params(n_threads=args.threads)
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)   # shown as "(max)" below
@@ -276,6 +278,8 @@ def demo(args, dist):
         iterations = f"{model.n_iter_}{'' if model.converged_ else ' (max)'}"
         print(f"{name:<46} {100 * accuracy:>12.2f}% {iterations:>10} "
               f"{time.perf_counter() - start:>8.2f}")
+    print(f"demo done in {time.perf_counter() - begin:.1f} s with {model.n_threads_} "
+          f"thread{'s' * (model.n_threads_ > 1)}")
     return 0
 
 
@@ -557,6 +561,8 @@ def build_parser():
                    help="Gaussian kernel bandwidth")
     p.add_argument("--alpha", type=float, default=1e-5, help="regularization")
     p.add_argument("--seed", type=int, default=0, help="random seed of the feature map")
+    p.add_argument("--threads", type=_positive(int),
+                   help="threads (default: the OpenMP limit in force, at most the cores)")
     p.set_defaults(run=demo)
     return parser
 

@@ -324,6 +324,7 @@ class KernelMachine(BaseEstimator):
         dist = self._distributed()      # every local step below is agreed by all ranks
         self._agree_settings(dist, X_val is not None, y_val is not None)
         dist.agree(self._check_rank_local)
+        self.n_threads_ = resolve_threads(self.n_threads)    # what the native code will use
         if (X_val is None) != (y_val is None):
             given, missing = ("X_val", "y_val") if y_val is None else ("y_val", "X_val")
             raise ValueError(f"{given} was given without {missing}: pass both or neither")

@@ -1,5 +1,7 @@
-"""Malformed CSR input is refused with one clear error before scipy or native code reads it:
-an index out of range would be read out of bounds, a decreasing indptr crashes scipy."""
+"""Guards before native code: malformed CSR input is refused with one clear error before
+scipy or native code reads it (an index out of range would be read out of bounds, a
+decreasing indptr crashes scipy); impossible sizes are refused arithmetically; thread counts
+follow the OpenMP limit and never exceed the cores."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -72,3 +74,33 @@ def test_more_threads_than_cores_are_capped_with_a_warning():
     with pytest.warns(ThreadCountWarning, match=f"n_threads=1000 is more than the {cores}"):
         assert resolve_threads(1000) == cores
     assert resolve_threads(1) == 1 and resolve_threads(None) == cores
+
+
+LIMITED = """
+import numpy as np, warnings
+from threadpoolctl import threadpool_limits
+from skylite import KernelSVC
+warnings.simplefilter("ignore")
+X, y = np.random.default_rng(0).random((300, 5)), np.arange(300) % 2
+free = KernelSVC(n_features=64, sigma=1.0, max_iter=5).fit(X, y)
+with threadpool_limits(1, "openmp"):
+    limited = KernelSVC(n_features=64, sigma=1.0, max_iter=5).fit(X, y)
+print(free.n_threads_, limited.n_threads_,
+      bool(np.array_equal(free.coef_, limited.coef_)))
+"""
+
+
+@pytest.mark.parametrize("env", [{}, {"OMP_NUM_THREADS": "1"}])
+def test_n_threads_none_follows_the_openmp_limit(env):
+    """n_threads=None takes the OpenMP limit in force (threadpoolctl's, OMP_NUM_THREADS),
+    at most the cores; the model does not depend on it."""
+    import os
+    import subprocess
+    import sys
+    from skylite._threads import usable_cores
+    run = subprocess.run([sys.executable, "-c", LIMITED], capture_output=True, text=True,
+                         env={**os.environ, **env}, timeout=120)
+    assert run.returncode == 0, run.stderr
+    free, limited, same = run.stdout.split()
+    assert int(free) == (1 if env else usable_cores())
+    assert int(limited) == 1 and same == "True"
