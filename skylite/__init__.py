@@ -5,11 +5,11 @@ import os as _os
 # that waits at the end of a parallel region spin for 300,000 iterations before it sleeps.
 # On a machine where another process wants the cores, that spinning steals the core the
 # working thread needs, and two threads became slower than one (docs/engine.md, "Threads on
-# a busy machine").  A short spin keeps the quiet-machine speed.  A user's own
-# GOMP_SPINCOUNT or OMP_WAIT_POLICY is left alone; this only applies if libgomp has not been
-# loaded by another package first.
-if "OMP_WAIT_POLICY" not in _os.environ:
-    _os.environ.setdefault("GOMP_SPINCOUNT", "1000")
+# a busy machine").  Waiting threads sleep at once instead.  A user's own OMP_WAIT_POLICY or
+# GOMP_SPINCOUNT is left alone; this only applies if libgomp has not been loaded by another
+# package first.
+if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
+    _os.environ["OMP_WAIT_POLICY"] = "passive"
 
 from . import admm, kernels, prox, sketch  # noqa: E402
 from .estimators import (KernelLADRegression, KernelLogisticRegression, KernelMachine,
