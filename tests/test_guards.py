@@ -91,15 +91,16 @@ print(free.n_threads_, limited.n_threads_,
 
 
 @pytest.mark.parametrize("env", [{}, {"OMP_NUM_THREADS": "1"}])
-def test_n_threads_none_follows_the_openmp_limit(env):
+def test_n_threads_none_follows_the_openmp_limit(env, tmp_path):
     """n_threads=None takes the OpenMP limit in force (threadpoolctl's, OMP_NUM_THREADS),
     at most the cores; the model does not depend on it."""
     import os
     import subprocess
     import sys
     from skylite._threads import usable_cores
+    # run outside the checkout: `python -c` would import its uncompiled skylite/ first
     run = subprocess.run([sys.executable, "-c", LIMITED], capture_output=True, text=True,
-                         env={**os.environ, **env}, timeout=120)
+                         env={**os.environ, **env}, timeout=120, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     free, limited, same = run.stdout.split()
     assert int(free) == (1 if env else usable_cores())
