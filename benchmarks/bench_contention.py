@@ -24,12 +24,15 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist.npz"
+# the children run outside the checkout: `python -c` there would import its source tree
+OUTSIDE = tempfile.gettempdir()
 FIT = """
 import sys, time, warnings
 import numpy as np
@@ -51,7 +54,7 @@ SETTINGS = {"skylite default (OMP_WAIT_POLICY=passive)": {},
 def fit_seconds(rows, threads, env):
     run = subprocess.run([sys.executable, "-c", FIT, str(DATA), str(rows), str(threads)],
                          capture_output=True, text=True, check=True,
-                         env={**os.environ, **env})
+                         env={**os.environ, **env}, cwd=OUTSIDE)
     return float(run.stdout.strip().splitlines()[-1])
 
 
@@ -90,7 +93,7 @@ print(time.perf_counter() - start)
 def grid_seconds(rows, n_jobs):
     """Seconds of a GridSearchCV of 4 fits (2 alphas x 2 folds) plus the refit."""
     run = subprocess.run([sys.executable, "-c", GRID, str(DATA), str(rows), str(n_jobs)],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, cwd=OUTSIDE)
     return float(run.stdout.strip().splitlines()[-1])
 
 
