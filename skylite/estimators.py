@@ -41,7 +41,6 @@ from .io.arrays import hdf5_rows, is_hdf5_dataset
 from .prox import RKHSNorm, get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
 from .sketch import FeatureMap
-from .sketch._base import MAX_FEATURES
 from .sketch.nystroem import NYSTROEM_MAX_BLOCK
 
 
@@ -199,12 +198,9 @@ class KernelMachine(BaseEstimator):
             if not isinstance(self.feature_map, FeatureMap):
                 raise ValueError(f"feature_map must be a skylite.sketch map, "
                                  f"got {self.feature_map!r}")
-            return _fit_map(deepcopy(self.feature_map), X, dist)
+            return deepcopy(self.feature_map).fit_distributed(X, dist)
         kernel = self._kernel_object(X, dist)
         check_positive(self.n_features, "n_features", integer=True)
-        if self.n_features > MAX_FEATURES:        # before the default blocks are counted
-            raise ValueError(f"n_features={self.n_features} is more than the {MAX_FEATURES} "
-                             f"features a map can index")
         n_blocks = self.n_blocks
         if n_blocks is None:     # from the problem alone: the same model on every machine
             rows = max(dist.allgather(X.shape[0]))
@@ -217,7 +213,7 @@ class KernelMachine(BaseEstimator):
                                               else 4096))
         fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
                                   random_state=self.random_state, method=self.method)
-        return _fit_map(fmap, X, dist)
+        return fmap.fit_distributed(X, dist)
 
     def _code_targets(self, y, loss, classes=None):
         """Y (n x m float64) from validated targets: class labels coded for the loss (and
@@ -323,8 +319,7 @@ class KernelMachine(BaseEstimator):
         """`fit`'s work, which sets the fitted attributes as it goes."""
         dist = self._distributed()      # every local step below is agreed by all ranks
         self._agree_settings(dist, X_val is not None, y_val is not None)
-        dist.agree(self._check_rank_local)
-        self.n_threads_ = resolve_threads(self.n_threads)    # what the native code will use
+        self.n_threads_ = dist.agree(self._check_rank_local)  # what the native code will use
         if (X_val is None) != (y_val is None):
             given, missing = ("X_val", "y_val") if y_val is None else ("y_val", "X_val")
             raise ValueError(f"{given} was given without {missing}: pass both or neither")
@@ -428,12 +423,13 @@ class KernelMachine(BaseEstimator):
 
     def _check_rank_local(self):
         """Check the parameters a rank may hold alone (_RANK_LOCAL): through `dist.agree`,
-        a bad value on one rank is an error on every rank."""
-        resolve_threads(self.n_threads)
+        a bad value on one rank is an error on every rank.  Returns the resolved thread
+        count."""
         if self.memory_budget is not None:
             check_positive(self.memory_budget, "memory_budget", allow_zero=True)
         if self.callback is not None and not callable(self.callback):
             raise ValueError(f"callback must be callable or None, got {self.callback!r}")
+        return resolve_threads(self.n_threads)
 
     def _validate_training_rows(self, X, y):
         """X (native layout) and y checked by scikit-learn's validate_data, which records
@@ -668,14 +664,6 @@ def _regularizer_for_map(regularizer, fmap, precision):
             and fmap.transform_op_.n_blocks > 1):
         return RKHSNorm(fmap, np.float32 if precision == "float32" else np.float64)
     return regularizer
-
-
-def _fit_map(fmap, X, dist):
-    """Fit a feature map on this rank's rows: a map learned from data (Nystroem) draws from
-    every rank's rows collectively; the others only need the dimension."""
-    if hasattr(fmap, "fit_distributed"):
-        return fmap.fit_distributed(X, dist)
-    return dist.agree(fmap.fit, X)
 
 
 def _target_columns(y):

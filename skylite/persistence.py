@@ -83,9 +83,6 @@ def save(model, path):
         classes = model.classes_
         header["classes"] = {"dtype": classes.dtype.str, "values": classes.tolist()}
     arrays = [model.coef_] if model.coef_ is not None else []
-    map_arrays = model.feature_map_.fitted_arrays()
-    header["feature_map_arrays"] = [[name, list(np.shape(a))] for name, a in map_arrays.items()]
-    arrays += list(map_arrays.values())
     if getattr(model, "dual_coef_", None) is not None:
         X = model.X_fit_
         header["dual"] = {"kernel": {"type": type(model.kernel_).__name__,
@@ -93,7 +90,10 @@ def save(model, path):
                           "shape": list(model.dual_coef_.shape), "n_features": X.shape[1],
                           "nnz": int(X.nnz) if sp.issparse(X) else None}
         arrays = [model.dual_coef_] + ([X.indptr, X.indices, X.data] if sp.issparse(X)
-                                       else [X]) + list(map_arrays.values())
+                                       else [X])
+    map_arrays = model.feature_map_.fitted_arrays()          # they end the body
+    header["feature_map_arrays"] = [[name, list(np.shape(a))] for name, a in map_arrays.items()]
+    arrays += list(map_arrays.values())
     blob = json.dumps(header).encode("utf-8")
 
     def write(f):

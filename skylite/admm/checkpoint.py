@@ -80,8 +80,7 @@ def load_checkpoint(filename, expected):
 
 def remove_checkpoint(filename):
     """Delete a checkpoint after a run finished normally (missing files are fine)."""
-    for name in (filename,):
-        try:
-            os.remove(name)
-        except FileNotFoundError:
-            pass
+    try:
+        os.remove(filename)
+    except FileNotFoundError:
+        pass

@@ -100,6 +100,25 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         self._fit_dimension(X.shape[1], resolve_seed(getattr(self, "random_state", 0)))
         return self
 
+    def fit_distributed(self, X, dist):
+        """`fit` on this rank's rows, collectively (`dist`: skylite._distributed.Distributed):
+        if it raises on any rank it raises on every rank.  A random map needs only the
+        dimension; a map learned from data (Nystroem) draws from every rank's rows.
+
+        Parameters
+        ----------
+        X : array-like or scipy sparse matrix of shape (n_rank, d)
+            This rank's training rows.
+        dist : skylite._distributed.Distributed
+            The ranks (`Distributed(None)` for one process).
+
+        Returns
+        -------
+        self : FeatureMap
+            The fitted map.
+        """
+        return dist.agree(self.fit, X)
+
     def _fit_dimension(self, d, seed):
         self._check_params()
         return self._set_transform_op(d, seed, self.block_sizes)

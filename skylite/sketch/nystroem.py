@@ -307,7 +307,7 @@ def block_whitening(kernel, L, sizes):
     K_jj comes from the native kernel code that the features use (`raw_kernel_blocks`).
     """
     s = sum(sizes)
-    parts, start = [], 0
+    parts = []
     for j, K in enumerate(raw_kernel_blocks(kernel, L, sizes)):
         s_j = sizes[j]
         lam, U = scipy.linalg.eigh(K, driver="evd", check_finite=False)
@@ -318,7 +318,6 @@ def block_whitening(kernel, L, sizes):
         U = U[:, keep]
         M = (U / np.sqrt(lam[keep])) @ U.T                   # U diag(lambda^-1/2) U^T
         parts.append((np.sqrt(s_j / s) * M).ravel())
-        start += s_j
     return np.concatenate(parts)
 
 
