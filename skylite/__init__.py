@@ -1,4 +1,11 @@
-"""skylite: kernel machines at scale with random feature maps and block-splitting ADMM."""
+"""skylite: kernel machines at scale with random feature maps and block-splitting ADMM.
+
+`import skylite` is light: the estimators and subpackages load on first use
+(`skylite.KernelSVC`, `from skylite import sketch`), so the `skylite` command's --help and
+--version, and a program that only imports skylite, do not load numpy, SciPy or
+scikit-learn.
+"""
+import importlib as _importlib
 import os as _os
 
 # Before the OpenMP runtime loads (with skylite's first native module): libgomp lets a thread
@@ -11,10 +18,26 @@ import os as _os
 if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
     _os.environ["OMP_WAIT_POLICY"] = "passive"
 
-from . import admm, kernels, prox, sketch  # noqa: E402
-from .estimators import (KernelLADRegression, KernelLogisticRegression, KernelMachine,
-                         KernelRidge, KernelSVC, load)
-
 __version__ = "0.1.0"
-__all__ = ["KernelMachine", "KernelSVC", "KernelLogisticRegression", "KernelRidge",
-           "KernelLADRegression", "load", "admm", "kernels", "prox", "sketch", "__version__"]
+
+# public name -> the module that defines it, imported when the name is first used
+_LAZY = {
+    **{name: "skylite.estimators" for name in (
+        "KernelMachine", "KernelSVC", "KernelLogisticRegression", "KernelRidge",
+        "KernelLADRegression", "load")},
+    **{name: f"skylite.{name}" for name in ("admm", "kernels", "prox", "sketch")},
+}
+__all__ = [*_LAZY, "__version__"]
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'skylite' has no attribute {name!r}")
+    module = _importlib.import_module(_LAZY[name])
+    value = module if module.__name__ == f"skylite.{name}" else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import skylite
-from skylite.cli import build_parser, demo_models, main
+from skylite._commands import demo_models
+from skylite.cli import build_parser, main
 from skylite.datasets import load_pendigits
 from skylite.io import dump_svmlight
 
@@ -171,6 +172,30 @@ def test_version_and_help_show_every_default(tmp_path):
     for name, command in [("skylite", parser), *commands.items()]:
         missing = [a.dest for a in command._actions if not a.help]
         assert not missing, (name, missing)
+
+
+# Runs `skylite ARGV` in this process's interpreter and prints the heavy modules it loaded.
+LOADED = """
+import sys
+from skylite.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+heavy = ("numpy", "scipy", "sklearn", "mpi4py", "h5py", "matplotlib")
+print("LOADED", *sorted(name for name in heavy if name in sys.modules))
+"""
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], [], ["bogus"]])
+def test_version_and_help_import_nothing_numerical(argv, tmp_path):
+    run = subprocess.run([sys.executable, "-c", LOADED, *argv], capture_output=True,
+                         text=True, timeout=60, cwd=tmp_path)
+    assert run.stdout.strip().splitlines()[-1] == "LOADED", run.stdout + run.stderr
+    plain = subprocess.run([sys.executable, "-c", "import sys, skylite; "
+                            "print('numpy' in sys.modules, skylite.KernelSVC.__name__)"],
+                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert plain.stdout.split() == ["False", "KernelSVC"], plain.stderr    # lazy, not gone
 
 
 def test_wide_rows_are_refused_in_one_line_and_the_linear_kernel_fits(tmp_path):
