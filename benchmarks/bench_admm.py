@@ -51,7 +51,8 @@ def load(rows):
 def run(X, y, s, C, threads, budget, iters, precision="float64"):
     from skylite import KernelSVC
     model = KernelSVC(sigma=6.0, n_features=s, n_blocks=C, alpha=1e-4, max_iter=iters,
-                      tol=1e-12, n_threads=threads, memory_budget=budget, precision=precision)
+                      tol=1e-12, n_threads=threads, memory_budget=budget, precision=precision,
+                      early_stopping=False)
     model.fit(X, y)
     per_iter = float(np.mean([r["seconds"] for r in model.history_[1:]]))
     return model, per_iter
@@ -123,7 +124,7 @@ def memory_child(mode, rows, s, blocks, iters):
     baseline = status_bytes("VmRSS:")
     X = read_npz_rows(DATA, "X_train", 0, rows).astype(np.float64)
     y = read_npz_rows(DATA, "y_train", 0, rows)
-    common = dict(alpha=1e-4, max_iter=iters, tol=1e-12, n_blocks=blocks)
+    common = dict(alpha=1e-4, max_iter=iters, tol=1e-12, n_blocks=blocks, early_stopping=False)
     if mode == "explicit Z":
         fmap = GaussianRFF(s, sigma=6.0, n_blocks=blocks, random_state=0).fit(X)
         Z = fmap.transform(X)
@@ -162,24 +163,35 @@ def memory_vs_n(args):
 
 
 def plot_memory(args, runs):
-    """Peak RSS against n, one line per mode, beside the sizes of X and of an explicit Z."""
+    """Draw peak RSS against n into args.plot, and store what is drawn for replot.py."""
+    data = {"features": args.features_n, "blocks": args.blocks_n, "iters": args.iters,
+            "n": list(args.memory_vs_n),
+            "peak_rss": {mode: [runs[(n, mode)]["peak_rss"] for n in args.memory_vs_n]
+                         for mode in MEMORY_MODES},
+            "data": [runs[(n, MEMORY_MODES[0])]["data"] for n in args.memory_vs_n]}
+    draw_memory(data, args.plot)
+
+
+def draw_memory(data, path, made_by=None):
+    """Peak RSS against n, one line per mode, beside the sizes of X and of an explicit Z.
+    `data`: {"features", "blocks", "iters", "n": [...], "peak_rss": {mode: [bytes per n]},
+    "data": [bytes of X per n]}."""
     from _plots import figure, save
-    sizes = np.array(args.memory_vs_n)
-    fig, panel = figure(1, 1, figsize=(8, 5))
-    for mode in MEMORY_MODES:
-        panel.plot(sizes, [runs[(n, mode)]["peak_rss"] / 2**30 for n in sizes], "o-",
-                   label=f"peak RSS, {mode}")
-    panel.plot(sizes, sizes * args.features_n * 8 / 2**30, "k--", linewidth=1,
-               label=f"Z itself (n x {args.features_n} float64)")
-    panel.plot(sizes, [runs[(n, MEMORY_MODES[0])]["data"] / 2**30 for n in sizes], "k:",
-               linewidth=1, label="X itself (n x 784 float64)")
+    sizes = np.array(data["n"])
+    fig, panel = figure(1, 1, figsize=(9, 5.2))
+    for mode, peaks in data["peak_rss"].items():
+        panel.plot(sizes, np.array(peaks) / 2**30, "o-", label=f"peak RSS, {mode}")
+    panel.plot(sizes, sizes * data["features"] * 8 / 2**30, "k--", linewidth=1,
+               label=f"Z itself (n x {data['features']} float64)")
+    panel.plot(sizes, np.array(data["data"]) / 2**30, "k:", linewidth=1,
+               label="X itself (n x 784 float64)")
     panel.set_xlabel("training rows n")
     panel.set_ylabel("GiB")
     panel.grid(True, alpha=0.3)
     panel.legend()
-    panel.set_title(f"Training memory against n: MNIST, hinge, s={args.features_n} in "
-                    f"{args.blocks_n} blocks, {args.iters} iterations")
-    save(fig, args.plot)
+    fig.suptitle(f"Training memory against n: MNIST, hinge, s={data['features']} in "
+                 f"{data['blocks']} blocks, {data['iters']} iterations")
+    save(fig, path, "memory_vs_n", data, made_by)
 
 
 def main():

@@ -64,7 +64,8 @@ def child(rows, features, iters):
     X = read_npz_rows(DATA, "X_train", bounds[rank], bounds[rank + 1]).astype(np.float64)
     y = read_npz_rows(DATA, "y_train", bounds[rank], bounds[rank + 1])
     model = KernelSVC(n_features=features, n_blocks=4, alpha=1e-4, max_iter=iters,
-                      tol=1e-14, n_threads=1, memory_budget=0, comm=comm)
+                      tol=1e-14, n_threads=1, memory_budget=0, comm=comm,
+                      early_stopping=False)
     comm.Barrier()
     start = time.perf_counter()
     import warnings

@@ -121,7 +121,7 @@ def uncached_sweep(method, s, blocks, rows=60000, iterations=8):
     X, y = mnist(rows)[:2]
     model = KernelSVC(sigma=SIGMA, method=method, n_features=s, n_blocks=blocks,
                       alpha=1.0 / (rows * C_SVM), precision="float32", max_iter=iterations,
-                      tol=1e-12, memory_budget=0)
+                      tol=1e-12, memory_budget=0, early_stopping=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(X, y)

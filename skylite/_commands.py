@@ -135,7 +135,8 @@ def _make_model(args, dist):
                checkpoint_every=args.checkpoint_every, early_stopping=args.early_stop,
                solver=args.solver,
                validation_fraction=args.validation_fraction,
-               n_iter_no_change=args.n_iter_no_change if args.early_stop else None,
+               n_iter_no_change=(None if args.early_stop is False
+                                 else args.n_iter_no_change),
                scoring=args.scoring,
                classification=args.classification or None, **kernel_params)
 

@@ -1,7 +1,7 @@
 """The `skylite` command line.
 
-    skylite train TRAIN -m MODEL [--val FILE] [--early-stop [--validation-fraction F]
-                  [--n-iter-no-change N]] [--kernel K] [--sigma S] [--loss L] [--reg R]
+    skylite train TRAIN -m MODEL [--val FILE] [--[no-]early-stop] [--validation-fraction F]
+                  [--n-iter-no-change N] [--kernel K] [--sigma S] [--loss L] [--reg R]
                   [--alpha A] [--features S] [--blocks C] [--iters N] [--threads T] [--seed N]
     skylite predict MODEL TEST [--output FILE] [--decision-values]
     skylite demo
@@ -84,6 +84,7 @@ _LATER = {"features": 2048, "validation_fraction": 0.1, "n_iter_no_change": 10,
           "scoring": "score", "checkpoint_every": 10}
 
 _SIGMA_KERNELS = ("gaussian", "rbf", "laplacian")
+_EARLY = "early stopping (not --no-early-stop)"
 # option dest -> (does it apply to these args?, where it applies)
 _APPLIES = {
     "sigma": (lambda a: a.kernel in _SIGMA_KERNELS, "--kernel gaussian or laplacian"),
@@ -100,10 +101,10 @@ _APPLIES = {
     "quasi": (lambda a: a.kernel in (*_SIGMA_KERNELS, "matern"),
               "--kernel gaussian, laplacian or matern"),
     "classification": (lambda a: a.loss in ("squared", "lad"), "--loss squared or lad"),
-    "validation_fraction": (lambda a: a.early_stop and not a.val,
-                            "--early-stop without --val"),
-    "n_iter_no_change": (lambda a: a.early_stop, "--early-stop"),
-    "scoring": (lambda a: a.early_stop, "--early-stop"),
+    "validation_fraction": (lambda a: a.early_stop is not False and not a.val,
+                            f"{_EARLY} without --val"),
+    "n_iter_no_change": (lambda a: a.early_stop is not False, _EARLY),
+    "scoring": (lambda a: a.early_stop is not False, _EARLY),
     "checkpoint_every": (lambda a: a.checkpoint is not None, "--checkpoint"),
     "solver": (lambda a: a.solver in ("auto", "admm")
                or (a.loss == "squared" and a.reg == "l2" and not a.classification),
@@ -187,7 +188,8 @@ def _train_options(p):
     p.add_argument("-m", "--model", required=True, metavar="MODEL",
                    help="where to write the model (checked before training)")
     p.add_argument("--val", metavar="FILE",
-                   help="validation data, scored every iteration (and used by --early-stop)")
+                   help="validation data, scored every iteration and used for early stopping "
+                        "(unless --no-early-stop)")
     g = p.add_argument_group("model")
     g.add_argument("--kernel", default="gaussian", choices=KERNEL_NAMES, help="the kernel")
     g.add_argument("--sigma", type=_positive(float),
@@ -252,20 +254,23 @@ def _train_options(p):
     g.add_argument("--precision", default="float64", choices=("float64", "float32"),
                    help="precision of the feature transform")
     g.add_argument("--seed", type=int, default=0, help="random seed of the feature map")
-    g.add_argument("--early-stop", dest="early_stop", action="store_true",
+    g.add_argument("--early-stop", dest="early_stop", action=argparse.BooleanOptionalAction,
+                   default="auto",
                    help="stop when the validation score or loss (--scoring; --val, else "
                         "--validation-fraction of the training rows) has not improved for "
-                        "--n-iter-no-change iterations and keep the best model")
+                        "--n-iter-no-change iterations and keep the best model; neither "
+                        "flag: on with --val or above 10,000 training rows, but not for "
+                        "--loss squared with --reg l2 (default: auto)")
     g.add_argument("--validation-fraction", dest="validation_fraction", type=_fraction,
                    metavar="F",
-                   help=f"with --early-stop and no --val: the share of the training rows "
+                   help=f"with early stopping and no --val: the share of the training rows "
                         f"held out for validation, stratified by class (default: "
                         f"{_LATER['validation_fraction']})")
     g.add_argument("--n-iter-no-change", dest="n_iter_no_change", type=_positive(int),
-                   metavar="N", help=f"with --early-stop: patience in iterations (default: "
+                   metavar="N", help=f"with early stopping: patience in iterations (default: "
                                      f"{_LATER['n_iter_no_change']})")
     g.add_argument("--scoring", choices=("score", "loss"),
-                   help=f"with --early-stop: what is monitored on the validation rows, their "
+                   help=f"with early stopping: what is monitored on the validation rows, their "
                         f"score (accuracy, R^2) or the loss (default: {_LATER['scoring']})")
     g.add_argument("--checkpoint", metavar="FILE",
                    help="save the full ADMM state here every --checkpoint-every iterations; "
@@ -333,7 +338,8 @@ def main(argv=None):
         # raised alike is printed by rank 0 only
         if dist is None or dist.is_root or not getattr(exc, "collective", False):
             where = f"[rank {dist.rank}] " if dist is not None and not dist.serial else ""
-            print(f"skylite {args.command}: {where}error: {_commands.one_line(exc)}", file=sys.stderr)
+            print(f"skylite {args.command}: {where}error: {_commands.one_line(exc)}",
+                  file=sys.stderr)
         return 1
 
 

@@ -28,7 +28,7 @@ def test_train_then_predict_npz(pendigits_npz, tmp_path, capsys):
     model_path = tmp_path / "m.sky"
     code = main(["train", str(pendigits_npz), "-m", str(model_path), "--val",
                  str(pendigits_npz), "--sigma", "0.6", "--alpha", "1e-5", "--features", "512",
-                 "--iters", "40", "--threads", "1"])
+                 "--iters", "40", "--threads", "1", "--no-early-stop"])
     out = capsys.readouterr().out
     assert code == 0
     progress = [line for line in out.splitlines() if line.startswith("iter ")]
@@ -141,9 +141,11 @@ def test_errors_are_one_line_and_nonzero(argv, message, tmp_path, pendigits_npz,
     (["--kernel", "linear", "--features", "64"], "--features applies only with random"),
     (["--kernel", "polynomial", "--quasi"], "--quasi applies only with --kernel gaussian"),
     (["--degree", "3"], "--degree applies only with --kernel polynomial"),
-    (["--n-iter-no-change", "3"], "--n-iter-no-change applies only with --early-stop"),
-    (["--early-stop", "--val", "v.svm", "--validation-fraction", "0.2"],
-     "--validation-fraction applies only with --early-stop without --val"),
+    (["--no-early-stop", "--n-iter-no-change", "3"],
+     "--n-iter-no-change applies only with early stopping (not --no-early-stop)"),
+    (["--val", "v.svm", "--validation-fraction", "0.2"],
+     "--validation-fraction applies only with early stopping (not --no-early-stop) without "
+     "--val"),
     (["--checkpoint-every", "5"], "--checkpoint-every applies only with --checkpoint"),
     (["--classification"], "--classification applies only with --loss squared or lad"),
     (["--solver", "exact"], "--solver applies only with --loss squared and --reg l2"),

@@ -132,7 +132,7 @@ def test_bad_early_stopping_input_is_named(digits):
     for fraction in (0, 1, 1.5, -0.1, "a", True):
         with pytest.raises(ValueError, match="validation_fraction must be a number in"):
             KernelSVC(early_stopping=True, validation_fraction=fraction).fit(X, y)
-    with pytest.raises(ValueError, match="early_stopping must be True or False"):
+    with pytest.raises(ValueError, match="early_stopping must be 'auto', True or False"):
         KernelSVC(early_stopping="yes").fit(X, y)
     with pytest.raises(ValueError, match="n_iter_no_change"):
         KernelSVC(n_iter_no_change=0).fit(X, y)
@@ -207,6 +207,42 @@ def test_cli_scoring_loss_monitors_the_validation_loss(npz_files, tmp_path, caps
     assert model.scoring == "loss" and len(losses) == model.n_iter_ < 150
     best = int(np.argmin(losses)) + 1
     assert f"early stop, best validation at iteration {best}" in out
-    with pytest.raises(SystemExit) as exit_:           # --scoring applies only with --early-stop
-        main(argv + ["--scoring", "loss"])
+    with pytest.raises(SystemExit) as exit_:      # --scoring applies only with early stopping
+        main(argv + ["--no-early-stop", "--scoring", "loss"])
     assert exit_.value.code == 2 and "--scoring" in capsys.readouterr().err
+
+
+def test_auto_early_stopping_is_on_above_10000_rows(pendigits):
+    """early_stopping="auto" (the default): a held-out split above 10,000 training rows,
+    none at or below it, none with X_val given (that set is used) and none for the ridge
+    problems that solver="auto" may solve in closed form."""
+    X, y = pendigits[0] / 100.0, pendigits[1]                     # 7,494 rows
+    big, big_y = np.vstack([X, X]), np.concatenate([y, y])        # 14,988 rows
+    fast = dict(sigma=0.6, n_features=64, max_iter=2)
+    model = KernelSVC(**fast).fit(big, big_y)
+    assert KernelSVC().early_stopping == "auto"
+    assert model.early_stopping_ and len(model.validation_indices_) == 1500   # 10% per class
+    assert all("validation" in record for record in model.history_)
+    at_limit = KernelSVC(**fast).fit(big[:10_000], big_y[:10_000])
+    assert not at_limit.early_stopping_ and at_limit.validation_indices_ is None
+    given = KernelSVC(**fast).fit(big, big_y, X_val=X[:500], y_val=y[:500])
+    assert not given.early_stopping_ and given.validation_indices_ is None
+    ridge = KernelRidge(**fast).fit(big, big_y * 1.0)
+    assert not ridge.early_stopping_ and ridge.solver_ == "direct"
+    off = KernelSVC(**fast, early_stopping=False).fit(big, big_y)
+    assert not off.early_stopping_ and off.validation_indices_ is None
+
+
+def test_the_cli_default_is_the_estimators(tmp_path):
+    from skylite.cli import build_parser
+    args = build_parser().parse_args(["train", "x.svm", "-m", str(tmp_path / "m")])
+    assert args.early_stop == KernelSVC().get_params()["early_stopping"] == "auto"
+
+
+def test_history_holds_python_numbers(digits):
+    X, y = digits
+    model = KernelSVC(sigma=0.6, n_features=64, max_iter=3).fit(X, y, X_val=X[:200],
+                                                                y_val=y[:200])
+    for record in model.history_:
+        assert all(type(value) in (int, float, bool, str) for value in record.values()), record
+    assert "np." not in repr(model.history_)

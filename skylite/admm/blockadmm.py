@@ -533,6 +533,7 @@ class BlockADMM:
             elif validation is not None:
                 record["validation"] = validation(self.coef_)
             converged = primal <= eps_primal and dual <= eps_dual
+            _as_python_numbers(record)
             stop = self._call_back(it, record) if self.callback else False
             accel_tick = time.perf_counter()
             if accel and not (converged or stop):
@@ -547,7 +548,7 @@ class BlockADMM:
             record["acceleration_seconds"] = time.perf_counter() - accel_tick
             record["seconds"] = time.perf_counter() - tick
             record["elapsed"] = time.perf_counter() - start
-            self.history_.append(record)
+            self.history_.append(_as_python_numbers(record))
             if self.verbose and dist.is_root:
                 print(_format_record(record))
             if converged:
@@ -693,3 +694,12 @@ def _format_record(r):
     if "validation_loss" in r:
         line += f" (loss {r['validation_loss']:.4g})"
     return line + f"  {r['seconds']:.2f}s ({r['elapsed']:.1f}s)"
+
+
+def _as_python_numbers(record):
+    """`record` with numpy scalars replaced by the Python numbers they hold (exactly), so
+    that `history_` prints as plain numbers and serializes as JSON."""
+    for key, value in record.items():
+        if isinstance(value, np.generic):
+            record[key] = value.item()
+    return record
