@@ -1,4 +1,5 @@
-"""Shared fixtures: small real datasets."""
+"""Shared fixtures: small real datasets (pendigits ships with skylite; the rest is in
+tests/data)."""
 import shutil
 import sys
 from pathlib import Path
@@ -8,28 +9,26 @@ import pytest
 
 from skylite.datasets import load_pendigits
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
-
-def load_shared(name):
-    """A dataset from ../shared/data (beside the checkout), or skip the test without it."""
-    path = SHARED_DATA / name
-    if not path.exists():
-        pytest.skip(f"{path} not found (../shared/data beside the checkout)")
-    return np.load(path)
+DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="session")
-def mnist600():
+def _mnist():
+    """The MNIST sample (tests/data/README.md): float32 pixels k / 255, as in MNIST, and labels."""
+    with np.load(DATA / "mnist_sample.npz") as z:
+        return z["pixels"].astype(np.float32) / np.float32(255), z["labels"]
+
+
+@pytest.fixture(scope="session")
+def mnist600(_mnist):
     """The first 600 MNIST training rows, float64 pixels in [0, 1]."""
-    return load_shared("mnist.npz")["X_train"][:600].astype(np.float64)
+    return _mnist[0][:600].astype(np.float64)
 
 
 @pytest.fixture(scope="session")
-def mnist3000():
+def mnist3000(_mnist):
     """The first 3,000 MNIST training rows (float64 pixels in [0, 1]) and their labels."""
-    data = load_shared("mnist.npz")
-    return data["X_train"][:3000].astype(np.float64), data["y_train"][:3000]
+    return _mnist[0][:3000].astype(np.float64), _mnist[1][:3000]
 
 
 @pytest.fixture(scope="session")

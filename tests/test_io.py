@@ -17,7 +17,7 @@ from skylite.io import (SvmlightPart, assemble, dump_svmlight, iter_svmlight_row
                         read_svmlight_part, resolve_features, svmlight_byte_ranges)
 from skylite.io import svmlight as svmlight_module
 
-from conftest import SHARED_DATA
+from conftest import DATA
 
 FAST = settings(max_examples=40, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
@@ -84,12 +84,10 @@ def assert_same_part(a, b):
 # ---------------------------------------------------------------------------------------------
 # The real dataset, against scikit-learn
 
-@pytest.mark.parametrize("name", ["reuters_lasvm.svm.gz", "reuters_lasvm.t.svm.gz"])
+@pytest.mark.parametrize("name", ["reuters_sample.svm.gz", "reuters_sample.t.svm.gz"])
 def test_reuters_equals_sklearn(name):
     sk = pytest.importorskip("sklearn.datasets")
-    path = SHARED_DATA / name
-    if not path.exists():
-        pytest.skip(f"{path} not found (../shared/data beside the checkout)")
+    path = DATA / name
     X, y = load_svmlight(path, n_features=8315)
     Xs, ys = sk.load_svmlight_file(str(path), n_features=8315)
     assert_canonical(X)

@@ -8,23 +8,15 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 from sklearn.kernel_approximation import PolynomialCountSketch
 
-from skylite.datasets import load_pendigits
 from skylite.kernels import Polynomial
 from skylite.sketch import TensorSketch, map_from_dict
 from skylite.sketch._tensorsketch import fft
 
-from conftest import SHARED_DATA
-
-MNIST = SHARED_DATA / "mnist.npz"
-
 
 @pytest.fixture(scope="module")
-def rows():
-    """200 unit-norm image rows (MNIST if available, else pendigits), float64."""
-    if MNIST.exists():
-        X = np.load(MNIST)["X_train"][:200].astype(np.float64)
-    else:
-        X = load_pendigits()[0][:200].astype(np.float64)
+def rows(mnist600):
+    """The first 200 MNIST training rows, unit-norm, float64."""
+    X = mnist600[:200]
     return X / np.linalg.norm(X, axis=1, keepdims=True)
 
 
