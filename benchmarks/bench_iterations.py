@@ -102,20 +102,31 @@ def main():
 
 
 def plot(args, blocks, loss, runs):
-    """The runs of one loss, against the iteration (top) and the seconds (bottom)."""
+    """Draw the runs of one loss into args.plot, and store them for benchmarks/replot.py."""
+    data = {"rows": args.rows, "features": args.features, "blocks": blocks, "tol": args.tol,
+            "validation_rows": args.validation_rows, "loss": loss,
+            "runs": {variant: list(history) for variant, history in runs.items()}}
+    draw(data, args.plot)
+
+
+def draw(data, path, made_by=None):
+    """The runs of one loss, against the iteration (top) and the seconds (bottom).
+    `data`: {"rows", "features", "blocks", "tol", "validation_rows", "loss",
+    "runs": {variant: history_ (a list of records)}}."""
     from _plots import figure, save
 
     from skylite.plotting import plot_history
-    fig, axes = figure(2, 4, figsize=(17, 7.5))
-    for variant, history in runs.items():
+    fig, axes = figure(2, 4, figsize=(15, 7.5))
+    for variant, history in data["runs"].items():
         plot_history(history, axes=axes[0], label=variant)
         plot_history(history, x="seconds", axes=axes[1], label=variant)
     for panel in axes[:, 3]:
-        panel.set_title(f"validation accuracy ({args.validation_rows} training rows, not "
-                        f"fitted)", fontsize=9)
-    fig.suptitle(f"BlockADMM on MNIST {args.rows} rows, {loss} loss, Gaussian RFF "
-                 f"s={args.features} in {blocks} blocks, alpha=1/(10 n), tol={args.tol:g}")
-    save(fig, args.plot)
+        panel.set_title(f"validation accuracy\n({data['validation_rows']:,} training rows, "
+                        f"not fitted)")
+    fig.suptitle(f"BlockADMM on MNIST, {data['rows']:,} rows: {data['loss']} loss, Gaussian "
+                 f"RFF s={data['features']} in {data['blocks']} blocks, alpha=1/(10 n), "
+                 f"tol={data['tol']:g}")
+    save(fig, path, "convergence", data, made_by)
 
 
 if __name__ == "__main__":

@@ -291,41 +291,54 @@ def report(args):
         print(f"| {LABELS[contender]} | {n:,} | {fit} | {predict} | "
               f"{accuracy} | {rss} | {cell_detail(r)} |")
     if args.plot:
-        plot(table, args.plot)
+        plot(table, args.plot, args.results)
 
 
-def plot(table, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+def plot(table, path, results=None):
+    """Test accuracy and fit time against n, one line per contender, from the results."""
+    from _plots import figure, relative, save
+    fig, (left, right) = figure(1, 2, figsize=(11, 5.6))
     for color, contender in zip(("C0", "C1", "C1", "C2"), CONTENDERS):
         rows = sorted((n, r) for (c, n), r in table.items() if c == contender)
         fitted = [(n, r) for n, r in rows if "accuracy" in r]
         if fitted:
             style = "s--" if contender == "svc-pairs" else "o-"
             left.plot([n for n, _ in fitted], [100 * r["accuracy"] for _, r in fitted], style,
-                      color=color, label=LABELS[contender])
+                      color=color, label=LABELS[contender], markersize=7)
             right.plot([n for n, _ in fitted], [r["fit_seconds"] for _, r in fitted], style,
-                       color=color, label=LABELS[contender])
+                       color=color, markersize=7)
         for n, r in rows:
             if "capped" in r:       # a fit stopped at the cap: its time is a lower bound
                 right.plot([n], [r["capped"]], "^", color=color, markersize=9)
                 right.annotate(f"stopped at {r['capped'] / 3600:g} h", (n, r["capped"]),
-                               textcoords="offset points", xytext=(-8, -4), fontsize=8,
+                               textcoords="offset points", xytext=(-8, -4), fontsize=10,
                                color=color, ha="right", va="top")
+            if "refused" in r["detail"]:    # Z does not fit in memory: nothing to draw
+                left.annotate(f"{n:,} rows: refused\n(Z does not fit in memory)",
+                              (n, 0), xycoords=("data", "axes fraction"),
+                              textcoords="offset points", xytext=(-4, 6), fontsize=10,
+                              color=color, ha="right", va="bottom")
     for ax in (left, right):
         ax.set_xscale("log")
-        ax.set_xlabel("training rows n (deformed MNIST)")
+        ax.set_xlabel("training rows n (deformed MNIST, log scale)")
         ax.grid(True, which="both", alpha=0.3)
-    left.set_ylabel("test accuracy on real MNIST (%)")
+    left.set_title("test accuracy on the real MNIST test set")
+    left.set_ylabel("test accuracy (%)")
+    right.set_title("fit time (2 cores)")
     right.set_yscale("log")
-    right.set_ylabel("fit time (s)")
-    left.legend(fontsize=8)
-    fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    print(f"wrote {path}")
+    right.set_ylabel("seconds (log scale)")
+    fig.legend(loc="outside lower center", ncols=2)
+    fig.suptitle("Deformed MNIST from 60,000 to 1,000,000 training rows")
+    results = relative(results or RESULTS)
+    save(fig, path, "scale", {"results": results},
+         made_by=command_of_report(results, relative(path)))
+
+
+def command_of_report(results, path):
+    """The command that draws this figure from the stored results."""
+    if (HERE.parent / results).resolve() == RESULTS.resolve():
+        return f"python benchmarks/bench_scale.py report --plot {path}"
+    return f"python benchmarks/bench_scale.py report --results {results} --plot {path}"
 
 
 def main():

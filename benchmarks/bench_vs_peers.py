@@ -242,22 +242,39 @@ def main():
 
 
 def plot(tables, path):
-    """Test accuracy, fit seconds and peak RSS of each contender, one row per table."""
+    """Draw the MNIST tables (test accuracy, fit seconds, peak RSS of each contender) into
+    path, and store what is drawn for benchmarks/replot.py."""
+    data = [{"title": title,
+             "rows": [{"name": name, "accuracy": r["accuracy"], "fit": r["fit"],
+                       "peak_rss": r["peak_rss"], "detail": r["detail"]} for name, r in rows]}
+            for title, rows in tables]
+    draw(data, path)
+
+
+def draw(data, path, made_by=None):
+    """One row of three panels per table of `data` (a list of {"title", "rows"}, each row
+    {"name", "accuracy", "fit", "peak_rss" in bytes, "detail"})."""
     from _plots import bars, figure, save
-    fig, axes = figure(len(tables), 3, figsize=(15, 1.2 + 0.45 * max(len(r) for _, r in tables)
-                                                 * len(tables)), squeeze=False)
-    for panels, (title, rows) in zip(axes, tables):
-        labels = [f"{name}\n{', '.join(r['detail'].split(', ')[:3])}" for name, r in rows]
-        bars(panels[0], labels, [100 * r["accuracy"] for _, r in rows], "test accuracy (%)",
+    longest = max(len(table["rows"]) for table in data)
+    fig, axes = figure(len(data), 3, figsize=(12, (0.9 + 0.62 * longest) * len(data)),
+                       squeeze=False)
+    for panels, table in zip(axes, data):
+        rows = table["rows"]
+        labels = [f"{r['name']}\n{', '.join(r['detail'].split(', ')[:3])}" for r in rows]
+        bars(panels[0], labels, [100 * r["accuracy"] for r in rows], "test accuracy (%)",
              "{:.2f}%")
-        panels[0].set_xlim(80, 100)
-        bars(panels[1], labels, [r["fit"] for _, r in rows], "fit seconds")
-        bars(panels[2], labels, [r["peak_rss"] / 2**30 for _, r in rows], "peak RSS (GiB)",
+        panels[0].set_xlim(80, 102.5)
+        panels[0].set_xticks(range(80, 101, 5))
+        bars(panels[1], labels, [r["fit"] for r in rows], "fit seconds")
+        bars(panels[2], labels, [r["peak_rss"] / 2**30 for r in rows], "peak RSS (GiB)",
              "{:.2f}")
         for panel in panels[1:]:
             panel.set_yticks([])
-        panels[1].set_title(title)
-    save(fig, path)
+        if len(data) > 1:
+            panels[1].set_title(table["title"])
+    fig.suptitle("Test accuracy, fit time and peak memory"
+                 + (f": {data[0]['title']}" if len(data) == 1 else ""))
+    save(fig, path, "peers", data, made_by)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ Build from the checkout (the package must be installed: `pip install ".[docs]"`)
 Warnings are errors (-W): a broken cross-reference, a docstring whose parameters do not match
 its signature (numpydoc validation, below) or a gallery example that fails stops the build.
 """
+from pathlib import Path
+
 import skylite
 
 project = "skylite"
@@ -81,6 +83,10 @@ sphinx_gallery_conf = {
 }
 
 # ---- HTML ----
+# pages without the page-contents sidebar: benchmark tables and figures, examples' code
+_WIDE_PAGES = ["performance", "scale"] + sorted(
+    f"auto_examples/{example.stem}"
+    for example in (Path(__file__).resolve().parent.parent / "examples").glob("*.py"))
 html_theme = "pydata_sphinx_theme"
 html_title = f"skylite {release}"
 html_static_path = ["_static"]
@@ -88,7 +94,10 @@ html_css_files = ["skylite.css"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "secondary_sidebar_items": ["page-toc"],
+    # the page contents on the right, except on the pages whose wide content gets that
+    # width instead: the benchmark pages' tables and figures, the examples' code
+    "secondary_sidebar_items": {"**": ["page-toc"],
+                                **{page: [] for page in _WIDE_PAGES}},
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }

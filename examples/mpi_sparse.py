@@ -16,7 +16,15 @@ line) stops every rank with the same error.  The same as::
 
     mpiexec -n 2 skylite train TRAIN -m model.sky --kernel linear --alpha 1e-4
     skylite predict model.sky TEST                  # the test accuracy, in one process
+
+The rows each of 2 ranks reads from the Reuters training file (one dot per nonzero; drawn by
+``python benchmarks/draw_mpi_shares.py``):
+
+.. image:: /images/mpi_sparse_shares.png
+   :alt: The nonzeros of the Reuters training rows, coloured by the rank that reads them
+   :width: 60%
 """
+# sphinx_gallery_thumbnail_path = "images/mpi_sparse_shares.png"
 import sys
 import time
 from pathlib import Path
