@@ -78,10 +78,20 @@ class _DefaultsFormatter(argparse.HelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
-# Options that apply only with others (`_APPLIES`): their defaults are filled in after the
-# check, so that an option given where it does not apply is an error, not ignored.
-_LATER = {"features": 2048, "validation_fraction": 0.1, "n_iter_no_change": 10,
-          "scoring": "score", "checkpoint_every": 10}
+# Options that apply only with others (`_APPLIES`): their defaults (the estimator's, of the
+# parameter named here) are filled in after the check, so that an option given where it does
+# not apply is an error, not ignored.
+_LATER = {"features": "n_features", "validation_fraction": "validation_fraction",
+          "n_iter_no_change": "n_iter_no_change", "scoring": "scoring",
+          "checkpoint_every": "checkpoint_every"}
+
+
+def _defaults():
+    """The defaults of KernelMachine's parameters (imported here, so that the parser of
+    another command, --help and --version load nothing numerical)."""
+    from .estimators import KernelMachine
+    return KernelMachine().get_params(deep=False)
+
 
 _SIGMA_KERNELS = ("gaussian", "rbf", "laplacian")
 _EARLY = "early stopping (not --no-early-stop)"
@@ -143,9 +153,10 @@ def _check_applicable(args, parser):
         if getattr(args, dest) not in (None, False) and not applies(args):
             option = "--" + dest.replace("_", "-")
             parser.error(f"{option} applies only with {where}")
-    for dest, default in _LATER.items():
+    defaults = _defaults()
+    for dest, param in _LATER.items():
         if getattr(args, dest) is None:
-            setattr(args, dest, default)
+            setattr(args, dest, defaults[param])
 
 
 COMMANDS = {
@@ -182,7 +193,16 @@ def build_parser(options_of=tuple(COMMANDS)):
 
 
 def _train_options(p):
-    from .estimators import KERNEL_NAMES, PRESETS
+    """The options of `train`: defaults and choices are the estimator's (`_defaults`) and the
+    engine's (skylite.admm.settings), read here, never written twice."""
+    from .admm.settings import EngineSettings
+    from .estimators import KERNEL_NAMES, PRESETS, SCORINGS, SOLVERS, KernelMachine
+    from .prox import REGULARIZERS
+    from .sketch import MAX_BLOCK, NYSTROEM_MAX_BLOCK
+    default = _defaults()
+    later = {dest: default[param] for dest, param in _LATER.items()}
+    accelerations = tuple("none" if c is None else c
+                          for c in EngineSettings.choices("acceleration"))
     p.add_argument("train", metavar="TRAIN",
                    help="training data (LIBSVM text, .gz, .npz, .npy or HDF5 .h5)")
     p.add_argument("-m", "--model", required=True, metavar="MODEL",
@@ -191,7 +211,7 @@ def _train_options(p):
                    help="validation data, scored every iteration and used for early stopping "
                         "(unless --no-early-stop)")
     g = p.add_argument_group("model")
-    g.add_argument("--kernel", default="gaussian", choices=KERNEL_NAMES, help="the kernel")
+    g.add_argument("--kernel", default=default["kernel"], choices=KERNEL_NAMES, help="the kernel")
     g.add_argument("--sigma", type=_positive(float),
                    help="bandwidth (gaussian, laplacian) (default: sqrt(d Var(X) / 2))")
     g.add_argument("--gamma", type=_positive(float),
@@ -204,16 +224,17 @@ def _train_options(p):
                    help="matern length scale (default: 1)")
     g.add_argument("--beta", type=_positive(float),
                    help="exp_semigroup parameter (default: 1)")
-    g.add_argument("--loss", default="hinge", choices=sorted(PRESETS),
+    g.add_argument("--loss", default=KernelMachine._default_loss, choices=sorted(PRESETS),
                    help="hinge, logistic (classification), squared, lad (regression)")
     g.add_argument("--classification", action="store_true",
                    help="with squared or lad: y holds class labels (one-vs-rest)")
-    g.add_argument("--reg", default="l2", choices=("l2", "l1", "none"), help="regularizer")
-    g.add_argument("--alpha", type=float, default=1e-4,
+    g.add_argument("--reg", default=default["regularizer"], choices=tuple(REGULARIZERS),
+                   help="regularizer")
+    g.add_argument("--alpha", type=float, default=default["alpha"],
                    help="regularization weight (scikit-learn's C = 1 / (n alpha))")
     g.add_argument("--features", type=_positive(int),
                    help=f"random features s, or the columns of a linear sketch (default: "
-                        f"{_LATER['features']}; with --kernel linear and no sketch s is the "
+                        f"{later['features']}; with --kernel linear and no sketch s is the "
                         f"number of input features)")
     m = g.add_mutually_exclusive_group()
     m.add_argument("--method", help="feature map method: rff (default), fastfood (gaussian, "
@@ -227,22 +248,26 @@ def _train_options(p):
                         "leaped Halton (libSkylark's -q 1); same as --method qmc_SEQUENCE")
     g = p.add_argument_group("solver")
     g.add_argument("--blocks", type=_positive(int),
-                   help="column blocks C (default: ceil(s / 4096), ceil(s / 512) for "
-                        "nystroem, at least 2, from s and the rows only)")
-    g.add_argument("--iters", type=_positive(int), default=500, help="max ADMM iterations")
-    g.add_argument("--tol", type=_positive(float), default=1e-3, help="residual tolerance")
-    g.add_argument("--solver", choices=("auto", "admm", "direct", "exact", "pcg"),
-                   default="auto",
+                   help=f"column blocks C (default: ceil(s / {MAX_BLOCK}), ceil(s / "
+                        f"{NYSTROEM_MAX_BLOCK}) for nystroem, at least 2, from s and the rows "
+                        f"only)")
+    g.add_argument("--iters", type=_positive(int), default=default["max_iter"],
+                   help="max ADMM iterations")
+    g.add_argument("--tol", type=_positive(float), default=default["tol"],
+                   help="residual tolerance")
+    g.add_argument("--solver", choices=SOLVERS, default=default["solver"],
                    help="--loss squared with l2 (libSkylark's skylark_krr): direct, the "
                         "closed form on random features; exact, Cholesky of the kernel "
                         "matrix; pcg, the kernel system by CG preconditioned with the random "
                         "features; auto: direct for s <= 8192 without --val, --early-stop or "
                         "--checkpoint, else admm (default: auto)")
-    g.add_argument("--rho", type=_positive(float), default=1.0, help="initial ADMM rho")
+    g.add_argument("--rho", type=_positive(float), default=default["rho"],
+                   help="initial ADMM rho")
     g.add_argument("--relaxation", type=_positive(float),
                    help="over-relaxation in (0, 2); 1: plain ADMM (default: 1 with Anderson "
                         "acceleration, 1.8 without)")
-    g.add_argument("--acceleration", choices=("auto", "anderson", "none"), default="auto",
+    g.add_argument("--acceleration", choices=accelerations,
+                   default=default["acceleration"] or "none",
                    help="Anderson acceleration of the ADMM iteration; auto: for the smooth "
                         "losses (squared, logistic), not for hinge and lad (default: auto)")
     g.add_argument("--threads", type=_positive(int),
@@ -251,11 +276,13 @@ def _train_options(p):
     g.add_argument("--memory-budget", dest="memory_budget", type=_parse_bytes,
                    help="bytes for caching feature blocks beyond the working memory, e.g. "
                         "0, 512M, 4G (default: half the free memory)")
-    g.add_argument("--precision", default="float64", choices=("float64", "float32"),
+    g.add_argument("--precision", default=default["precision"],
+                   choices=EngineSettings.choices("precision"),
                    help="precision of the feature transform")
-    g.add_argument("--seed", type=int, default=0, help="random seed of the feature map")
+    g.add_argument("--seed", type=int, default=default["random_state"],
+                   help="random seed of the feature map")
     g.add_argument("--early-stop", dest="early_stop", action=argparse.BooleanOptionalAction,
-                   default="auto",
+                   default=default["early_stopping"],
                    help="stop when the validation score or loss (--scoring; --val, else "
                         "--validation-fraction of the training rows) has not improved for "
                         "--n-iter-no-change iterations and keep the best model; neither "
@@ -265,19 +292,19 @@ def _train_options(p):
                    metavar="F",
                    help=f"with early stopping and no --val: the share of the training rows "
                         f"held out for validation, stratified by class (default: "
-                        f"{_LATER['validation_fraction']})")
+                        f"{later['validation_fraction']})")
     g.add_argument("--n-iter-no-change", dest="n_iter_no_change", type=_positive(int),
                    metavar="N", help=f"with early stopping: patience in iterations (default: "
-                                     f"{_LATER['n_iter_no_change']})")
-    g.add_argument("--scoring", choices=("score", "loss"),
+                                     f"{later['n_iter_no_change']})")
+    g.add_argument("--scoring", choices=SCORINGS,
                    help=f"with early stopping: what is monitored on the validation rows, their "
-                        f"score (accuracy, R^2) or the loss (default: {_LATER['scoring']})")
+                        f"score (accuracy, R^2) or the loss (default: {later['scoring']})")
     g.add_argument("--checkpoint", metavar="FILE",
                    help="save the full ADMM state here every --checkpoint-every iterations; "
                         "if FILE exists, training resumes from it (removed when done)")
     g.add_argument("--checkpoint-every", dest="checkpoint_every", type=_positive(int),
                    metavar="N", help=f"with --checkpoint: iterations between checkpoints "
-                                     f"(default: {_LATER['checkpoint_every']})")
+                                     f"(default: {later['checkpoint_every']})")
     p.add_argument("--input-features", dest="input_features", type=_positive(int),
                    help="columns of a LIBSVM file (default: its largest index)")
     p.add_argument("--zero-based", dest="zero_based", action="store_true",
@@ -307,8 +334,9 @@ def _predict_options(p):
 
 def _demo_options(p):
     p.add_argument("--features", type=_positive(int), default=2048, help="random features s")
+    from .sketch import MAX_BLOCK
     p.add_argument("--blocks", type=_positive(int),
-                   help="column blocks C (default: ceil(s / 4096), at least 2)")
+                   help=f"column blocks C (default: ceil(s / {MAX_BLOCK}), at least 2)")
     p.add_argument("--sigma", type=_positive(float), default=0.6,
                    help="Gaussian kernel bandwidth")
     p.add_argument("--alpha", type=float, default=1e-5, help="regularization")

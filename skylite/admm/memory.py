@@ -27,7 +27,6 @@ and for the linear kernel (s = d).
 whole Z blocks first (a cached block skips the transform), then the map parameters of the
 remaining blocks.
 """
-import math
 import os
 from dataclasses import dataclass, field
 
@@ -35,9 +34,6 @@ from ..sketch import Identity
 from ._graph_projection import row_sweep_buffer_bytes, sweep_buffer_bytes
 
 FLOAT64 = 8
-# The most floats one column block's rows and factor may take in the default block layout
-# (`default_n_blocks`): 2^28, 2 GiB of float64 (full MNIST at s_j = 4096 fits).
-BLOCK_FLOATS = 2**28
 # Rows per chunk when outputs are scored or predicted block by block (skylite.estimators;
 # memory: rows x max s_j).
 SCORING_ROWS = 8192
@@ -61,26 +57,6 @@ def paper_estimate_bytes(n, d, m, s, R, C, t):
     floats = (4 * n * m / R + 5 * s * m + n * d / R + n * m / R + t * n * s / (R * C)
               + t * s * m / C + n * m * t / R + n * m / R + s * s / C)
     return int(floats * FLOAT64)
-
-
-def default_n_blocks(n_features, n_rows, max_block=4096):
-    """The default number of column blocks C for s = n_features features and n_rows rows per
-    process (the largest over the ranks), whatever the machine or the thread count.
-
-    C is the smallest number of near-equal blocks, at least 2 (at most s), with at most
-    `max_block` columns each (None: no limit; the linear kernel, whose s = d is not chosen)
-    and whose feature block and factor, n s_j + min(n, s_j)^2 floats, stay within
-    BLOCK_FLOATS.  Few blocks converge in fewer iterations (docs/engine.md: on MNIST 20k,
-    s = 16384, 4 blocks took 128 iterations and 16 blocks 328); 4096 features per block keep
-    the factorization (n s s_j flops) and the per-thread buffers (n x s_j) moderate.
-    """
-    s, n = int(n_features), max(int(n_rows), 1)
-    widest = int((math.sqrt(n * n + 4 * BLOCK_FLOATS) - n) / 2)     # with s_j <= n
-    if widest >= n:                                               # or s_j > n
-        widest = max(widest, (BLOCK_FLOATS - n * n) // n)
-    if max_block is not None:
-        widest = min(widest, max_block)
-    return int(min(s, max(2, -(-s // max(widest, 1)))))
 
 
 def available_memory_bytes():
