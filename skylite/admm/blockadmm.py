@@ -22,6 +22,7 @@ communicator.
 import os
 import time
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,7 +30,6 @@ import scipy.sparse as sp
 from .._distributed import Distributed, Guard
 from .._threads import blas_single_threaded, resolve_threads
 from .._validation import check_rows, with_native_index_dtypes
-from ..sketch import MAX_BLOCK, map_from_dict
 from ._graph_projection import PHASES, ColumnBlocks
 from .acceleration import AndersonAcceleration
 from .checkpoint import (checkpoint_file, data_checksum, load_checkpoint, remove_checkpoint,
@@ -37,19 +37,12 @@ from .checkpoint import (checkpoint_file, data_checksum, load_checkpoint, remove
 from .iteration import (ConvergenceError, Iteration, RowData, State, balanced_rho,
                         residuals)
 from .settings import EngineSettings
-from .memory import (MemoryRefused, WideInputWarning, anderson_tip, available_memory_bytes,
-                     footprint, format_bytes, plan_cache, refusal, wide_input_message)
+from .memory import WideInputWarning, available_memory_bytes, format_bytes, plan_run
 
 __all__ = ["BlockADMM", "ConvergenceError", "ConvergenceWarning"]
 
 _N_SUMS = len(Iteration.SUMS)
 _OPTIONS = frozenset(EngineSettings.__dataclass_fields__)
-# The automatic row-block plan (`BlockADMM._plan_memory`) splits the rows into at most this
-# many blocks of at least this many rows.
-MAX_ROW_BLOCKS = 256
-MIN_BLOCK_ROWS = 1024
-
-
 class ConvergenceWarning(UserWarning):
     """max_iter ended the run before the residuals met tol."""
 
@@ -130,121 +123,18 @@ class BlockADMM:
 
     # ---- setup ----
 
-    @staticmethod
-    def _row_ranges(n, R):
-        if R > n:
-            raise ValueError(f"n_row_blocks ({R}) cannot exceed the number of rows ({n})")
-        bounds = np.linspace(0, n, R + 1).round().astype(int)
-        return [(bounds[i], bounds[i + 1]) for i in range(R)]
-
-    def _footprint(self, op, block_rows, m, input_copy, row_sweep=False):
-        """The working memory of this process (skylite.admm.memory.footprint)."""
-        return footprint(op, block_rows, m, n_threads=self.n_threads,
-                         single=self.settings.precision == "float32",
-                         relaxed=self.settings.relaxation != 1.0,
-                         anderson_memory=(self.settings.anderson_memory
-                                          if self.settings.acceleration else None),
-                         input_copy=input_copy, row_sweep=row_sweep,
-                         map_data=sum(a.nbytes for a in
-                                      self.feature_map.fitted_arrays().values()),
-                         regularizer_data=(self.regularizer.nbytes()
-                                           if hasattr(self.regularizer, "nbytes") else 0))
-
     def _plan_memory(self, X, Y, ranks_on_node):
-        """The row blocks and the cache budget of this process, before anything is allocated.
-
-        The budget B is `memory_budget`, or half the available memory (None, or 0 which only
-        turns the caches off).  The row sweep is taken (row_sweep_) when `sweep` allows it,
-        every row block has at least s_j rows, and its working memory fits B (always with
-        sweep="rows"); R is then n_row_blocks or 1.  For the column sweep R is n_row_blocks
-        if given, else the fewest row blocks (up to
-        MAX_ROW_BLOCKS, at least MIN_BLOCK_ROWS rows each) whose working memory fits in B;
-        when none does, the R of least working memory is taken if it fits in the available
-        memory and no budget was set.  Sets n_row_blocks_, memory_footprint_ and the cache
-        budget (B minus the working memory, 0 for memory_budget=0), or raises MemoryRefused.
-        """
-        op = self.feature_map.transform_op_
-        n, m = Y.shape
-        converted = self.settings.precision == "float32" and X.dtype != np.float32
-        input_copy = (X.data.nbytes // 2 + X.indices.nbytes + X.indptr.nbytes
-                      if sp.issparse(X) else X.nbytes // 2) if converted else 0
-        available = available_memory_bytes() // ranks_on_node
-        given = self.settings.memory_budget if self.settings.memory_budget else None
-        budget = given if given is not None else available // 2
-
-        def need(R, row_sweep=False):
-            return self._footprint(op, [b - a for a, b in self._row_ranges(n, R)], m,
-                                   input_copy, row_sweep)
-
-        widest = int(max(np.diff(op.block_offsets)))
-        self.row_sweep_ = False
-        if self.settings.sweep != "columns":
-            R = self.settings.n_row_blocks or 1
-            fewest_rows = min(b - a for a, b in self._row_ranges(n, R))
-            if fewest_rows < widest and self.settings.sweep == "rows":
-                raise ValueError(f"sweep='rows' needs at least as many rows per row block as "
-                                 f"features per column block ({widest}), got {fewest_rows}; "
-                                 f"use sweep='columns' or more column blocks")
-            if fewest_rows >= widest:
-                plan = need(R, row_sweep=True)
-                self.row_sweep_ = (self.settings.sweep == "rows"
-                                   or plan.total <= min(budget, available))
-        if not self.row_sweep_:
-            R, plan = self._plan_row_blocks(need, n, budget)
-        ranges = self._row_ranges(n, R)
-        if plan.total > available:
-            raise refusal(plan, available, self.feature_map,
-                          self._fitting_blocks([b - a for a, b in ranges], m, input_copy,
-                                               available))
-        if given is not None and plan.total > given:
-            tip = anderson_tip(plan)
-            anderson = f", or {tip}" if tip else ""
-            raise MemoryRefused(
-                f"memory_budget={format_bytes(given)} is less than this run's working memory, "
-                f"{plan.describe()} at the least (with {R} row block{'s' * (R > 1)}); raise "
-                f"memory_budget, or use more column blocks or fewer features{anderson} "
-                f"(docs/choosing_parameters.md, n_blocks and memory_budget)")
-        wide = wide_input_message(plan, self.feature_map)
+        """This process's memory plan (skylite.admm.memory.plan_run), before anything is
+        allocated: sets row_sweep_, n_row_blocks_ and memory_footprint_, or raises
+        MemoryRefused."""
+        plan, wide = plan_run(self.feature_map, self.regularizer, self.settings,
+                              self.n_threads, X, Y.shape[1],
+                              available_memory_bytes() // ranks_on_node)
         if wide:
             warnings.warn(wide, WideInputWarning, stacklevel=4)
-        self.n_row_blocks_, self._ranges = R, ranges
-        self.memory_footprint_ = plan
-        self._cache_budget = (0 if self.settings.memory_budget == 0 else
-                              max(0, min(budget, available) - plan.total))
-
-    def _plan_row_blocks(self, need, n, budget):
-        """(R, footprint) for the column sweep: n_row_blocks if given, else the fewest row
-        blocks whose working memory `need(R)` fits in `budget`, else the least of them."""
-        if self.settings.n_row_blocks is not None:
-            return self.settings.n_row_blocks, need(self.settings.n_row_blocks)
-        most = max(1, min(MAX_ROW_BLOCKS, n // MIN_BLOCK_ROWS))
-        R, plan = 1, need(1)
-        best = (plan.total, R, plan)
-        while plan.total > budget and R < most:
-            R += 1
-            plan = need(R)
-            best = min(best, (plan.total, R, plan), key=lambda b: b[0])
-        if plan.total > budget:
-            _, R, plan = best
-        return R, plan
-
-    def _fitting_blocks(self, block_rows, m, input_copy, available):
-        """The smallest number of column blocks (doubling, up to s and MAX_BLOCK) whose working
-        memory fits in `available` bytes, or None."""
-        fmap = self.feature_map
-        description = fmap.to_dict()
-        if "n_blocks" not in description["params"]:        # e.g. a ComposedMap
-            return None
-        C = fmap.transform_op_.n_blocks * 2
-        while C <= min(fmap.transform_op_.n_features, MAX_BLOCK):
-            trial = map_from_dict(dict(description,
-                                       params=dict(description["params"], n_blocks=C)),
-                                  arrays=fmap.fitted_arrays())
-            if self._footprint(trial.transform_op_, block_rows, m,
-                               input_copy).total <= available:
-                return C
-            C *= 2
-        return None
+        self._plan = plan
+        self.row_sweep_, self.n_row_blocks_ = plan.row_sweep, len(plan.ranges)
+        self.memory_footprint_ = plan.footprint
 
     def _setup(self, X, Y, n):
         """Validate the targets for the loss and allocate the state and the column blocks
@@ -254,21 +144,13 @@ class BlockADMM:
         op = self.feature_map.transform_op_
         m, s = Y.shape[1], op.n_features
         single = self.settings.precision == "float32"
-        ranges = self._ranges
-        block_rows = [stop - start for start, stop in ranges]
-        budget = self._cache_budget
+        ranges, block_rows = self._plan.ranges, self._plan.block_rows
         X = X.astype(np.float32 if single else np.float64, copy=False)
-        self.scale_ = 1.0 / np.sqrt(self.settings.alpha * n) if self.settings.alpha > 0 else 1.0
-        sizes = list(np.diff(op.block_offsets))
+        self.scale_ = (1.0 / np.sqrt(self.settings.alpha * n) if self.settings.alpha > 0
+                       else 1.0)
+        caches = self._plan.caches(op, single)
         self.rows_ = []
-        for start, stop in ranges:
-            if self.row_sweep_:       # every block's parameters are in the working memory
-                plan = plan_cache(sizes, [0] * op.n_blocks, stop - start,
-                                  budget // len(ranges), single)
-                plan.cache_params = [not z for z in plan.cache_z]
-            else:
-                plan = plan_cache(sizes, [op.n_params(j) for j in range(op.n_blocks)],
-                                  stop - start, budget // len(ranges), single)
+        for (start, stop), plan in zip(ranges, caches):
             rows = X[start:stop]          # X is validated; a CSR slice needs its index dtypes
             if sp.issparse(rows):
                 rows = with_native_index_dtypes(rows)
@@ -321,22 +203,23 @@ class BlockADMM:
                      if self.settings.checkpoint is not None else None)
         on_node = dist.ranks_on_node()
         dist.agree(self._plan_memory, X, Y, on_node)
-        local = (n_local, X.shape[1], m, self.n_row_blocks_,
-                 ckpt_file is not None and os.path.exists(ckpt_file), self._settings(W0))
-        ranks = dist.allgather(local)
-        if len({r[2] for r in ranks}) > 1:
+        ranks = dist.allgather(_RankInfo(
+            n_local, X.shape[1], m, self.n_row_blocks_,
+            ckpt_file is not None and os.path.exists(ckpt_file), self._settings(W0)))
+        if len({r.m for r in ranks}) > 1:
             raise ValueError(f"the ranks' targets have different numbers of columns "
-                             f"{[r[2] for r in ranks]}; code labels with the global classes")
-        differ = sorted(k for k, v in ranks[0][5].items() if any(r[5][k] != v for r in ranks))
+                             f"{[r.m for r in ranks]}; code labels with the global classes")
+        differ = sorted(k for k, v in ranks[0].settings.items()
+                        if any(r.settings[k] != v for r in ranks))
         if differ:
             raise ValueError(f"the ranks were given different {', '.join(differ)}; every "
                              f"rank must pass the same settings (control flow is collective)")
-        n = int(sum(r[0] for r in ranks))
-        R = int(sum(r[3] for r in ranks))
+        n = int(sum(r.n_rows for r in ranks))
+        R = int(sum(r.n_row_blocks for r in ranks))
         self.n_rows_, self.n_row_blocks_total_ = n, R
-        self._row_start = int(sum(r[0] for r in ranks[:dist.rank]))
+        self._row_start = int(sum(r.n_rows for r in ranks[:dist.rank]))
         dist.agree(self._setup, X, Y, n)
-        resume = [r[4] for r in ranks]
+        resume = [r.resuming for r in ranks]
         if any(resume) and not all(resume):
             raise ValueError(f"checkpoint {self.settings.checkpoint!r}: files exist for ranks "
                              f"{[i for i, e in enumerate(resume) if e]} only; the run was "
@@ -348,7 +231,7 @@ class BlockADMM:
                   f"R={R} ranks={dist.size} C={op.n_blocks} threads={self.n_threads} "
                   f"{self.settings.describe()}; "
                   f"{'row' if self.row_sweep_ else 'column'} sweep; "
-                  f"rows per row block <= {max(b - a for a, b in self._ranges):,}; "
+                  f"rows per row block <= {max(b - a for a, b in self._plan.ranges):,}; "
                   f"memory {self.memory_footprint_.describe()} + caches "
                   f"{format_bytes(self.memory_estimate_ - self.memory_footprint_.total)}"
                   f" (Z blocks {self.cache_plan.n_z_cached}/{op.n_blocks}, parameters "
@@ -589,6 +472,16 @@ class BlockADMM:
         self.iteration_.unconverged_rows = int(meta["unconverged_rows"])
         self.history_ = list(meta["history"])
         return float(meta["rho"]), int(meta["iteration"])
+
+
+class _RankInfo(NamedTuple):
+    """What each rank tells the others before the run (one allgather)."""
+    n_rows: int             # its rows
+    d: int                  # input features
+    m: int                  # outputs
+    n_row_blocks: int       # its row blocks
+    resuming: bool          # its checkpoint file exists
+    settings: dict          # BlockADMM._settings: what must be the same on every rank
 
 
 class _Consensus:
