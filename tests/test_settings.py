@@ -87,3 +87,25 @@ def test_the_engine_takes_settings_or_keywords(pendigits):
         BlockADMM(fmap, loss, reg, settings, max_iter=3)
     assert settings.resolved(get_loss("squared")).acceleration == "anderson"
     assert settings.collective()["checkpoint"] is False
+
+
+def test_a_loss_checks_its_targets_in_public():
+    """check_targets is what the engine calls once before its nogil kernels."""
+    import numpy as np
+    get_loss("hinge").check_targets(np.array([[1.0], [-1.0]]))
+    with pytest.raises(ValueError, match="HingeLoss"):
+        get_loss("hinge").check_targets(np.array([[0.5], [-1.0]]))
+    with pytest.raises(ValueError, match="NaN"):
+        get_loss("squared").check_targets(np.array([[np.nan]]))
+
+
+def test_the_allreduce_layout_reads_back_what_it_packed():
+    import numpy as np
+    from skylite.admm.blockadmm import _SumsLayout
+    from skylite.admm.iteration import Iteration
+    layout = _SumsLayout(2, 3)
+    n = len(Iteration.SUMS)
+    packed = layout.pack([np.arange(n), np.array([7.0, 8.0]), np.array([1.0, 2.0, 3.0])])
+    assert len(packed) == layout.size == n + 6
+    assert list(packed[layout.validation]) == [7, 8] and list(packed[layout.dots]) == [1, 2, 3]
+    assert packed[layout.failed] == 0 and layout.pack(None)[layout.failed] == 1

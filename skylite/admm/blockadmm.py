@@ -41,7 +41,6 @@ from .memory import WideInputWarning, available_memory_bytes, format_bytes, plan
 
 __all__ = ["BlockADMM", "ConvergenceError", "ConvergenceWarning"]
 
-_N_SUMS = len(Iteration.SUMS)
 _OPTIONS = frozenset(EngineSettings.__dataclass_fields__)
 class ConvergenceWarning(UserWarning):
     """max_iter ended the run before the residuals met tol."""
@@ -140,7 +139,7 @@ class BlockADMM:
         """Validate the targets for the loss and allocate the state and the column blocks
         by the memory plan (`_plan_memory`); n is the global number of rows (the scale c
         uses it)."""
-        self.loss.value(np.zeros_like(Y), Y)     # the loss's target checks, once
+        self.loss.check_targets(Y)
         op = self.feature_map.transform_op_
         m, s = Y.shape[1], op.n_features
         single = self.settings.precision == "float32"
@@ -313,25 +312,20 @@ class BlockADMM:
             if guard.error is not None and dist.serial:
                 raise guard.error
             collective.complete(guard)        # a rank that failed early still takes part
-            sums = np.zeros(_N_SUMS)
+            layout = _SumsLayout(validation.n_partial if collective_validation else 0,
+                                 accel.n_dots if accel else 0)
+            parts = []
             if guard.error is None:
                 with guard:
-                    sums = self.iteration_.local_sums(state, self.rows_, info)
+                    parts.append(self.iteration_.local_sums(state, self.rows_, info))
                     if collective_validation:
-                        sums = np.concatenate([sums, validation.partial(self.coef_)])
+                        parts.append(validation.partial(self.coef_))
                     if accel:
-                        sums = np.concatenate([sums, accel.residual_dots(x_prev, state)])
-            if guard.error is not None:
-                if dist.serial:
-                    raise guard.error
-                size = (_N_SUMS + (validation.n_partial if collective_validation else 0)
-                        + (len(accel.F) + 1 if accel else 0))
-                sums = np.zeros(size + 1)
-                sums[-1] = 1.0
-            else:
-                sums = np.concatenate([sums, [0.0]])      # the failure flag
-            total = dist.allreduce_sum(sums)
-            if total[-1] > 0:
+                        parts.append(accel.residual_dots(x_prev, state))
+            if guard.error is not None and dist.serial:
+                raise guard.error
+            total = dist.allreduce_sum(layout.pack(None if guard.error else parts))
+            if total[layout.failed] > 0:
                 dist.raise_failures(guard.error)
             primal, dual, eps_primal, eps_dual = residuals(state, info, total, rho,
                                                            self.settings.tol, R, n)
@@ -343,11 +337,9 @@ class BlockADMM:
                 raise ConvergenceError(
                     f"ADMM diverged at iteration {it} (non-finite objective or residuals);"
                     f" the data or rho={rho:g} may be badly scaled")
-            offset = _N_SUMS
             if collective_validation:
-                scores = validation.finish(total[offset:offset + validation.n_partial])
+                scores = validation.finish(total[layout.validation])
                 record.update(scores if isinstance(scores, dict) else {"validation": scores})
-                offset += validation.n_partial
             elif validation is not None:
                 record["validation"] = validation(self.coef_)
             converged = primal <= eps_primal and dual <= eps_dual
@@ -355,7 +347,7 @@ class BlockADMM:
             stop = self._call_back(it, record) if self.callback else False
             accel_tick = time.perf_counter()
             if accel and not (converged or stop):
-                record["acceleration"] = accel.next_point(state, total[offset:-1])
+                record["acceleration"] = accel.next_point(state, total[layout.dots])
             if self.settings.adapt_rho and it % 10 == 0 and not (converged or stop):
                 new_rho = balanced_rho(rho, primal / eps_primal, dual / eps_dual)
                 if new_rho != rho:
@@ -482,6 +474,30 @@ class _RankInfo(NamedTuple):
     n_row_blocks: int       # its row blocks
     resuming: bool          # its checkpoint file exists
     settings: dict          # BlockADMM._settings: what must be the same on every rank
+
+
+class _SumsLayout:
+    """The vector of one iteration's Allreduce: this rank's partial sums `Iteration.SUMS`,
+    then the validation scorer's `n_validation` partial sums, then Anderson's `n_dots`
+    partial dots, then a failure flag (1 on a rank whose step failed).  The attributes
+    `sums`, `validation`, `dots` (slices) and `failed` (an index) read the reduced vector."""
+
+    def __init__(self, n_validation, n_dots):
+        n_sums = len(Iteration.SUMS)
+        self.sums = slice(0, n_sums)
+        self.validation = slice(n_sums, n_sums + n_validation)
+        self.dots = slice(self.validation.stop, self.validation.stop + n_dots)
+        self.failed = self.dots.stop
+        self.size = self.failed + 1
+
+    def pack(self, parts):
+        """The vector of the parts in order with the flag 0, or None (a failed rank): zeros
+        with the flag 1."""
+        if parts is None:
+            vector = np.zeros(self.size)
+            vector[self.failed] = 1.0
+            return vector
+        return np.concatenate([*parts, [0.0]])
 
 
 class _Consensus:
