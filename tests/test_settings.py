@@ -109,3 +109,15 @@ def test_the_allreduce_layout_reads_back_what_it_packed():
     assert len(packed) == layout.size == n + 6
     assert list(packed[layout.validation]) == [7, 8] and list(packed[layout.dots]) == [1, 2, 3]
     assert packed[layout.failed] == 0 and layout.pack(None)[layout.failed] == 1
+
+
+def test_the_docstring_states_every_parameters_default():
+    """Each parameter's entry in the estimators' docstring names the default get_params()
+    has, so that the text cannot drift from the one place the default is written."""
+    import re
+    params = KernelMachine().get_params()
+    stated = dict(re.findall(r"^(\w+) : .*, default=(.+)$", KernelMachine.__doc__, re.M))
+    assert set(params) <= set(stated)
+    for name, value in params.items():
+        text = f'"{value}"' if isinstance(value, str) else repr(value)
+        assert stated[name] == text, name

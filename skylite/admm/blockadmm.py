@@ -30,7 +30,9 @@ import scipy.sparse as sp
 from .._distributed import Distributed, Guard
 from .._threads import blas_single_threaded, resolve_threads
 from .._validation import check_rows, with_native_index_dtypes
-from ._graph_projection import PHASES, ColumnBlocks
+from ._column_blocks import PHASES
+from ._column_sweep import ColumnSweep
+from ._row_sweep import RowSweep
 from .acceleration import AndersonAcceleration
 from .checkpoint import (checkpoint_file, data_checksum, load_checkpoint, remove_checkpoint,
                          save_checkpoint)
@@ -153,8 +155,8 @@ class BlockADMM:
             rows = X[start:stop]          # X is validated; a CSR slice needs its index dtypes
             if sp.issparse(rows):
                 rows = with_native_index_dtypes(rows)
-            columns = ColumnBlocks(op, rows, single, plan.cache_z, plan.cache_params,
-                                   self.scale_)
+            sweep = RowSweep if self.row_sweep_ else ColumnSweep
+            columns = sweep(op, rows, single, plan.cache_z, plan.cache_params, self.scale_)
             self.rows_.append(RowData(rows, Y[start:stop], columns))
         self.cache_plan = plan      # every row block gets the same share of the budget
         self.memory_estimate_ = self.memory_footprint_.total + plan.used * len(ranges)

@@ -36,7 +36,8 @@ import scipy.sparse as sp
 
 from .._outputs import SCORING_ROWS
 from ..sketch import MAX_BLOCK, Identity, map_from_dict
-from ._graph_projection import row_sweep_buffer_bytes, sweep_buffer_bytes
+from ._column_sweep import sweep_buffer_bytes
+from ._row_sweep import row_sweep_buffer_bytes
 
 FLOAT64 = 8
 
