@@ -192,10 +192,19 @@ def build_parser(options_of=tuple(COMMANDS)):
     return parser
 
 
+def _kernel_defaults():
+    """{(kernel name, parameter): default} from the kernel classes' signatures
+    (skylite.kernels.KERNELS)."""
+    import inspect
+    from .kernels import KERNELS
+    return {(name, param): inspect.signature(cls).parameters[param].default
+            for name, (cls, params) in KERNELS.items() for param in params}
+
+
 def _train_options(p):
     """The options of `train`: defaults and choices are the estimator's (`_defaults`) and the
     engine's (skylite.admm.settings), read here, never written twice."""
-    from .admm.settings import EngineSettings
+    from .admm.settings import RELAXATION, EngineSettings
     from .estimators import KERNEL_NAMES, PRESETS, SCORINGS, SOLVERS, KernelMachine
     from .prox import REGULARIZERS
     from .sketch import MAX_BLOCK, NYSTROEM_MAX_BLOCK
@@ -211,19 +220,23 @@ def _train_options(p):
                    help="validation data, scored every iteration and used for early stopping "
                         "(unless --no-early-stop)")
     g = p.add_argument_group("model")
+    kernel = _kernel_defaults()
     g.add_argument("--kernel", default=default["kernel"], choices=KERNEL_NAMES, help="the kernel")
     g.add_argument("--sigma", type=_positive(float),
                    help="bandwidth (gaussian, laplacian) (default: sqrt(d Var(X) / 2))")
     g.add_argument("--gamma", type=_positive(float),
                    help="scikit-learn's gamma: gaussian 1/(2 sigma^2), or polynomial scale "
-                        "(default: from --sigma; polynomial 1)")
-    g.add_argument("--degree", type=_positive(int), help="polynomial degree (default: 2)")
-    g.add_argument("--coef0", type=float, help="polynomial offset (default: 1)")
-    g.add_argument("--nu", type=_positive(float), help="matern smoothness (default: 1.5)")
+                        f"(default: from --sigma; polynomial {kernel['polynomial', 'gamma']:g})")
+    g.add_argument("--degree", type=_positive(int),
+                   help=f"polynomial degree (default: {kernel['polynomial', 'degree']})")
+    g.add_argument("--coef0", type=float,
+                   help=f"polynomial offset (default: {kernel['polynomial', 'coef0']:g})")
+    g.add_argument("--nu", type=_positive(float),
+                   help=f"matern smoothness (default: {kernel['matern', 'nu']:g})")
     g.add_argument("--length-scale", dest="length_scale", type=_positive(float),
-                   help="matern length scale (default: 1)")
+                   help=f"matern length scale (default: {kernel['matern', 'length_scale']:g})")
     g.add_argument("--beta", type=_positive(float),
-                   help="exp_semigroup parameter (default: 1)")
+                   help=f"exp_semigroup parameter (default: {kernel['exp_semigroup', 'beta']:g})")
     g.add_argument("--loss", default=KernelMachine._default_loss, choices=sorted(PRESETS),
                    help="hinge, logistic (classification), squared, lad (regression)")
     g.add_argument("--classification", action="store_true",
@@ -264,8 +277,9 @@ def _train_options(p):
     g.add_argument("--rho", type=_positive(float), default=default["rho"],
                    help="initial ADMM rho")
     g.add_argument("--relaxation", type=_positive(float),
-                   help="over-relaxation in (0, 2); 1: plain ADMM (default: 1 with Anderson "
-                        "acceleration, 1.8 without)")
+                   help=f"over-relaxation in (0, 2); 1: plain ADMM (default: "
+                        f"{RELAXATION['anderson']:g} with Anderson acceleration, "
+                        f"{RELAXATION[None]:g} without)")
     g.add_argument("--acceleration", choices=accelerations,
                    default=default["acceleration"] or "none",
                    help="Anderson acceleration of the ADMM iteration; auto: for the smooth "

@@ -324,26 +324,3 @@ cdef void add_gram_f32(const float *Z, int rows, int s, double *L, float *g) noe
     for b in range(s):
         for a in range(b, s):
             L[b * s + a] += g[b * s + a]
-
-
-cdef void right_hand_side(double *r, const double *Wbar, const double *mu_p, const double *U,
-                          const double *p, Py_ssize_t off, int s, int m, int k) noexcept nogil:
-    """r = Wbar_j - mu'_j + U_j + p[:, :m] for block j (rows off:off+s of the s x m state)."""
-    cdef Py_ssize_t a, c
-    for a in range(s):
-        for c in range(m):
-            r[a * m + c] = (Wbar[(off + a) * m + c] - mu_p[(off + a) * m + c]
-                            + U[(off + a) * m + c] + p[a * k + c])
-
-
-cdef void update_u(double *U, const double *u, const double *p, Py_ssize_t off, int s, int m,
-                   int k, double relax) noexcept nogil:
-    """U_j <- relax u + (1 - relax) (U_j + p[:, m:]), p[:, m:] = (Z^T Dbar/(C+1))_j."""
-    cdef Py_ssize_t a, c
-    for a in range(s):
-        for c in range(m):
-            if relax == 1.0:
-                U[(off + a) * m + c] = u[a * m + c]
-            else:
-                U[(off + a) * m + c] = (relax * u[a * m + c] + (1.0 - relax) * (
-                    U[(off + a) * m + c] + p[a * k + m + c]))

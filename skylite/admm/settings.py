@@ -22,7 +22,11 @@ from dataclasses import dataclass, field, fields, replace
 
 from .._validation import check_positive
 
-__all__ = ["EngineSettings", "DEFAULTS", "Positive"]
+__all__ = ["EngineSettings", "DEFAULTS", "Positive", "RELAXATION"]
+
+# relaxation=None: the relaxation with Anderson acceleration and without it (measured:
+# docs/engine.md, "Which default")
+RELAXATION = {"anderson": 1.0, None: 1.8}
 
 
 @dataclass(frozen=True)
@@ -85,9 +89,9 @@ Safeguarded Anderson acceleration of the ADMM iteration (skylite.admm.accelerati
 "auto": Anderson for the smooth losses (squared, logistic), none for hinge and LAD,
 where it does not pay for itself (docs/engine.md, "Which default").""",
                                 collective=True, checkpointed=True)
-    relaxation: float = _option(None, Positive(optional=True, below=2.0), """\
-Over-relaxation of the ADMM iteration (1: plain ADMM).  None: 1 with Anderson
-acceleration, 1.8 without.""",
+    relaxation: float = _option(None, Positive(optional=True, below=2.0), f"""\
+Over-relaxation of the ADMM iteration (1: plain ADMM).  None: {RELAXATION["anderson"]:g} with
+Anderson acceleration, {RELAXATION[None]:g} without.""",
                                 collective=True, checkpointed=True)
     anderson_memory: int = _option(5, Positive(integer=True), """\
 The number of past iterations Anderson acceleration combines.""",
@@ -177,14 +181,13 @@ Iterations between checkpoints.""", collective=True)
     def resolved(self, loss):
         """These settings with "auto" acceleration and None relaxation made for `loss`:
         "auto" takes Anderson for a smooth loss (`loss.smooth`) and none otherwise;
-        relaxation None takes 1 with Anderson and 1.8 without (measured: docs/engine.md,
-        "Which default")."""
+        relaxation None takes RELAXATION's value for the acceleration."""
         acceleration = self.acceleration
         if acceleration == "auto":
             acceleration = "anderson" if getattr(loss, "smooth", False) else None
         relaxation = self.relaxation
         if relaxation is None:
-            relaxation = 1.0 if acceleration == "anderson" else 1.8
+            relaxation = RELAXATION[acceleration]
         return replace(self, acceleration=acceleration, relaxation=float(relaxation))
 
     def collective(self):
