@@ -6,6 +6,7 @@ import inspect
 import textwrap
 
 from .admm.settings import EngineSettings
+from .sketch import MAX_BLOCK
 
 _PARAMETERS = """\
 Parameters
@@ -25,11 +26,11 @@ n_features : int, default=2048
     s, the number of random features (for the linear kernel, the columns of a sketch
     `method`; its default identity map ignores it: s = d).
 n_blocks : int or None, default=None
-    C, the number of column blocks of the feature matrix Z.  None: ceil(s / 4096), at least
-    2, and more when a block's rows and factor would exceed 2 GiB (n s_j + min(n, s_j)^2
-    floats); the linear kernel's identity map (s = d) has no 4096-column limit.  It
-    depends on s and n only, so the default model is the same on every machine and thread
-    count (skylite.sketch.default_n_blocks, docs/choosing_parameters.md).
+    C, the number of column blocks of the feature matrix Z.  None: ceil(s / {max_block}), at
+    least 2, and more when a block's rows and factor would exceed 2 GiB (n s_j + min(n,
+    s_j)^2 floats); the linear kernel's identity map (s = d) has no {max_block}-column
+    limit.  It depends on s and n only, so the default model is the same on every machine
+    and thread count (skylite.sketch.default_n_blocks, docs/choosing_parameters.md).
 feature_map : skylite.sketch map or None, default=None
     An unfitted feature map to use instead of the kernel's default one, e.g.
     `skylite.sketch.Fastfood(8192, sigma=5)`.
@@ -193,4 +194,4 @@ def estimator_docstring(name, summary, default_loss, classification=None):
     engine = {name: EngineSettings.doc(name) for name in EngineSettings.names()}
     return (inspect.cleandoc(summary) + "\n\n"
             + _PARAMETERS.format(default_loss=f'"{default_loss}"', loss_kind=loss_kind,
-                                 **engine))
+                                 max_block=MAX_BLOCK, **engine))

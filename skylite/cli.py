@@ -93,23 +93,13 @@ def _defaults():
     return KernelMachine().get_params(deep=False)
 
 
-_SIGMA_KERNELS = ("gaussian", "rbf", "laplacian")
 _EARLY = "early stopping (not --no-early-stop)"
-# option dest -> (does it apply to these args?, where it applies)
+# option dest -> (does it apply to these args?, where it applies); the kernels' parameters
+# and --quasi are added from the kernels' table (`_kernel_applies`)
 _APPLIES = {
-    "sigma": (lambda a: a.kernel in _SIGMA_KERNELS, "--kernel gaussian or laplacian"),
-    "gamma": (lambda a: a.kernel in (*_SIGMA_KERNELS, "polynomial"),
-              "--kernel gaussian, laplacian or polynomial"),
-    "degree": (lambda a: a.kernel == "polynomial", "--kernel polynomial"),
-    "coef0": (lambda a: a.kernel == "polynomial", "--kernel polynomial"),
-    "nu": (lambda a: a.kernel == "matern", "--kernel matern"),
-    "length_scale": (lambda a: a.kernel == "matern", "--kernel matern"),
-    "beta": (lambda a: a.kernel == "exp_semigroup", "--kernel exp_semigroup"),
     "features": (lambda a: a.kernel != "linear" or a.method not in (None, "identity"),
                  "random features or a linear sketch (--kernel linear without --method has "
                  "s = the input features)"),
-    "quasi": (lambda a: a.kernel in (*_SIGMA_KERNELS, "matern"),
-              "--kernel gaussian, laplacian or matern"),
     "classification": (lambda a: a.loss in ("squared", "lad"), "--loss squared or lad"),
     "validation_fraction": (lambda a: a.early_stop is not False and not a.val,
                             f"{_EARLY} without --val"),
@@ -120,6 +110,31 @@ _APPLIES = {
                or (a.loss == "squared" and a.reg == "l2" and not a.classification),
                "--loss squared and --reg l2 (regression)"),
 }
+
+
+
+def _kernel_applies():
+    """The `_APPLIES` entries of the kernels' parameters and of --quasi, from
+    skylite.kernels.KERNELS: a parameter applies with the kernels that take it (gamma also
+    with those that take sigma: scikit-learn's alternative to it), --quasi with the kernels
+    that have quasi-Monte-Carlo features.  Messages name each kernel once (not its
+    aliases)."""
+    from .kernels import KERNEL_PARAMETERS, KERNELS
+    takers = {param: [name for name, (_, params) in KERNELS.items()
+                      if param in params or (param == "gamma" and "sigma" in params)]
+              for param in KERNEL_PARAMETERS}
+    takers["quasi"] = [name for name, (cls, _) in KERNELS.items() if "qmc" in cls().methods]
+    first = {}
+    for name, (cls, _) in KERNELS.items():
+        first.setdefault(cls, name)
+    entries = {}
+    for dest, names in takers.items():
+        shown = [name for name in names if first[KERNELS[name][0]] == name]
+        where = (" or ".join(shown) if len(shown) < 3
+                 else ", ".join(shown[:-1]) + " or " + shown[-1])
+        entries[dest] = (lambda a, names=tuple(names): a.kernel in names, "--kernel " + where)
+    return entries
+
 
 def _check_input_options(args, parser):
     """--x-dataset / --y-dataset need an HDF5 input, --labels an .npy input."""
@@ -149,7 +164,7 @@ def _add_input_options(p):
 def _check_applicable(args, parser):
     """Refuse train options given where they do not apply, then fill in `_LATER`."""
     _check_input_options(args, parser)
-    for dest, (applies, where) in _APPLIES.items():
+    for dest, (applies, where) in {**_kernel_applies(), **_APPLIES}.items():
         if getattr(args, dest) not in (None, False) and not applies(args):
             option = "--" + dest.replace("_", "-")
             parser.error(f"{option} applies only with {where}")
