@@ -220,7 +220,8 @@ def _train_options(p):
     """The options of `train`: defaults and choices are the estimator's (`_defaults`) and the
     engine's (skylite.admm.settings), read here, never written twice."""
     from .admm.settings import RELAXATION, EngineSettings
-    from .estimators import KERNEL_NAMES, PRESETS, SCORINGS, SOLVERS, KernelMachine
+    from .estimators import (AUTO_EARLY_STOPPING_ROWS, DIRECT_MAX_FEATURES, KERNEL_NAMES,
+                             PRESETS, SCORINGS, SOLVERS, KernelMachine)
     from .prox import REGULARIZERS
     from .sketch import MAX_BLOCK, NYSTROEM_MAX_BLOCK
     default = _defaults()
@@ -284,11 +285,12 @@ def _train_options(p):
     g.add_argument("--tol", type=_positive(float), default=default["tol"],
                    help="residual tolerance")
     g.add_argument("--solver", choices=SOLVERS, default=default["solver"],
-                   help="--loss squared with l2 (libSkylark's skylark_krr): direct, the "
-                        "closed form on random features; exact, Cholesky of the kernel "
-                        "matrix; pcg, the kernel system by CG preconditioned with the random "
-                        "features; auto: direct for s <= 8192 without --val, --early-stop or "
-                        "--checkpoint, else admm (default: auto)")
+                   help=f"--loss squared with l2 (libSkylark's skylark_krr): direct, the "
+                        f"closed form on random features; exact, Cholesky of the kernel "
+                        f"matrix; pcg, the kernel system by CG preconditioned with the random "
+                        f"features; auto: direct for s <= {DIRECT_MAX_FEATURES} without --val, "
+                        f"--early-stop or --checkpoint, else admm (default: "
+                        f"{default['solver']})")
     g.add_argument("--rho", type=_positive(float), default=default["rho"],
                    help="initial ADMM rho")
     g.add_argument("--relaxation", type=_positive(float),
@@ -297,8 +299,9 @@ def _train_options(p):
                         f"{RELAXATION[None]:g} without)")
     g.add_argument("--acceleration", choices=accelerations,
                    default=default["acceleration"] or "none",
-                   help="Anderson acceleration of the ADMM iteration; auto: for the smooth "
-                        "losses (squared, logistic), not for hinge and lad (default: auto)")
+                   help=f"Anderson acceleration of the ADMM iteration; auto: for the smooth "
+                        f"losses (squared, logistic), not for hinge and lad (default: "
+                        f"{default['acceleration'] or 'none'})")
     g.add_argument("--threads", type=_positive(int),
                    help="threads per process; the model does not depend on it (default: "
                         "all cores, shared by the MPI ranks of a node)")
@@ -312,11 +315,12 @@ def _train_options(p):
                    help="random seed of the feature map")
     g.add_argument("--early-stop", dest="early_stop", action=argparse.BooleanOptionalAction,
                    default=default["early_stopping"],
-                   help="stop when the validation score or loss (--scoring; --val, else "
-                        "--validation-fraction of the training rows) has not improved for "
-                        "--n-iter-no-change iterations and keep the best model; neither "
-                        "flag: on with --val or above 10,000 training rows, but not for "
-                        "--loss squared with --reg l2 (default: auto)")
+                   help=f"stop when the validation score or loss (--scoring; --val, else "
+                        f"--validation-fraction of the training rows) has not improved for "
+                        f"--n-iter-no-change iterations and keep the best model; neither "
+                        f"flag: on with --val or above {AUTO_EARLY_STOPPING_ROWS:,} training "
+                        f"rows, but not for --loss squared with --reg l2 (default: "
+                        f"{default['early_stopping']})")
     g.add_argument("--validation-fraction", dest="validation_fraction", type=_fraction,
                    metavar="F",
                    help=f"with early stopping and no --val: the share of the training rows "

@@ -101,10 +101,9 @@ def test_a_loss_checks_its_targets_in_public():
 
 def test_the_allreduce_layout_reads_back_what_it_packed():
     import numpy as np
-    from skylite.admm.blockadmm import _SumsLayout
-    from skylite.admm.iteration import Iteration
-    layout = _SumsLayout(2, 3)
-    n = len(Iteration.SUMS)
+    from skylite.admm.run import SumsLayout
+    n = 6
+    layout = SumsLayout(n, 2, 3)
     packed = layout.pack([np.arange(n), np.array([7.0, 8.0]), np.array([1.0, 2.0, 3.0])])
     assert len(packed) == layout.size == n + 6
     assert list(packed[layout.validation]) == [7, 8] and list(packed[layout.dots]) == [1, 2, 3]

@@ -38,12 +38,14 @@ from .checkpoint import (checkpoint_file, data_checksum, load_checkpoint, remove
                          save_checkpoint)
 from .iteration import (ConvergenceError, Iteration, RowData, State, balanced_rho,
                         residuals)
+from .run import SumsLayout, as_python_numbers, collective_callback, format_record
 from .settings import EngineSettings
 from .memory import WideInputWarning, available_memory_bytes, format_bytes, plan_run
 
 __all__ = ["BlockADMM", "ConvergenceError", "ConvergenceWarning"]
 
 _OPTIONS = frozenset(EngineSettings.__dataclass_fields__)
+_N_SUMS = len(Iteration.SUMS)
 class ConvergenceWarning(UserWarning):
     """max_iter ended the run before the residuals met tol."""
 
@@ -314,7 +316,7 @@ class BlockADMM:
             if guard.error is not None and dist.serial:
                 raise guard.error
             collective.complete(guard)        # a rank that failed early still takes part
-            layout = _SumsLayout(validation.n_partial if collective_validation else 0,
+            layout = SumsLayout(_N_SUMS, validation.n_partial if collective_validation else 0,
                                  accel.n_dots if accel else 0)
             parts = []
             if guard.error is None:
@@ -345,8 +347,9 @@ class BlockADMM:
             elif validation is not None:
                 record["validation"] = validation(self.coef_)
             converged = primal <= eps_primal and dual <= eps_dual
-            _as_python_numbers(record)
-            stop = self._call_back(it, record) if self.callback else False
+            as_python_numbers(record)
+            stop = (collective_callback(dist, self.callback, it, record, self.coef_)
+                    if self.callback else False)
             accel_tick = time.perf_counter()
             if accel and not (converged or stop):
                 record["acceleration"] = accel.next_point(state, total[layout.dots])
@@ -360,9 +363,9 @@ class BlockADMM:
             record["acceleration_seconds"] = time.perf_counter() - accel_tick
             record["seconds"] = time.perf_counter() - tick
             record["elapsed"] = time.perf_counter() - start
-            self.history_.append(_as_python_numbers(record))
+            self.history_.append(as_python_numbers(record))
             if self.settings.verbose and dist.is_root:
-                print(_format_record(record))
+                print(format_record(record))
             if converged:
                 self.converged_ = True
                 break
@@ -371,21 +374,6 @@ class BlockADMM:
             if self._ckpt_file is not None and it % self.settings.checkpoint_every == 0:
                 dist.agree(self._write_checkpoint, it, rho)
         return rho
-
-    def _call_back(self, it, record):
-        """The user's callback, on every rank; under P > 1 ranks one extra 2-float
-        Allreduce makes a failure or a stop request on any rank stop every rank."""
-        dist = self._dist
-        if dist.serial:
-            return self.callback(it, record, self.coef_)
-        guard = Guard()
-        stop = False
-        with guard:
-            stop = bool(self.callback(it, record, self.coef_))
-        flags = dist.allreduce_sum([guard.error is not None, stop])
-        if flags[0] > 0:
-            dist.raise_failures(guard.error)
-        return flags[1] > 0
 
     # ---- warm start ----
 
@@ -478,30 +466,6 @@ class _RankInfo(NamedTuple):
     settings: dict          # BlockADMM._settings: what must be the same on every rank
 
 
-class _SumsLayout:
-    """The vector of one iteration's Allreduce: this rank's partial sums `Iteration.SUMS`,
-    then the validation scorer's `n_validation` partial sums, then Anderson's `n_dots`
-    partial dots, then a failure flag (1 on a rank whose step failed).  The attributes
-    `sums`, `validation`, `dots` (slices) and `failed` (an index) read the reduced vector."""
-
-    def __init__(self, n_validation, n_dots):
-        n_sums = len(Iteration.SUMS)
-        self.sums = slice(0, n_sums)
-        self.validation = slice(n_sums, n_sums + n_validation)
-        self.dots = slice(self.validation.stop, self.validation.stop + n_dots)
-        self.failed = self.dots.stop
-        self.size = self.failed + 1
-
-    def pack(self, parts):
-        """The vector of the parts in order with the flag 0, or None (a failed rank): zeros
-        with the flag 1."""
-        if parts is None:
-            vector = np.zeros(self.size)
-            vector[self.failed] = 1.0
-            return vector
-        return np.concatenate([*parts, [0.0]])
-
-
 class _Consensus:
     """The consensus of one iteration over every rank: Wbar = (sum of every rank's W'^ sums
     + W^) / (R + 1), by a Reduce to the root and a Bcast (bitwise the same Wbar on every
@@ -528,22 +492,3 @@ class _Consensus:
             dummy = np.zeros(self.shape)
             dist.reduce_sum(dummy, np.empty(self.shape) if dist.is_root else None)
             dist.broadcast(dummy)
-
-
-def _format_record(r):
-    line = (f"iter {r['iteration']:4d}  objective {r['objective']:.6e}  primal {r['primal']:.2e}"
-            f"  dual {r['dual']:.2e}  rho {r['rho']:.2g}")
-    if "validation" in r:
-        line += f"  validation {r['validation']:.4f}"
-    if "validation_loss" in r:
-        line += f" (loss {r['validation_loss']:.4g})"
-    return line + f"  {r['seconds']:.2f}s ({r['elapsed']:.1f}s)"
-
-
-def _as_python_numbers(record):
-    """`record` with numpy scalars replaced by the Python numbers they hold (exactly), so
-    that `history_` prints as plain numbers and serializes as JSON."""
-    for key, value in record.items():
-        if isinstance(value, np.generic):
-            record[key] = value.item()
-    return record
