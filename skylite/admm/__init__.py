@@ -9,6 +9,7 @@ things are").
 from .blockadmm import BlockADMM, ConvergenceWarning
 from .iteration import ConvergenceError
 from .memory import MemoryRefused, WideInputWarning, paper_estimate_bytes
+from .settings import EngineSettings
 
-__all__ = ["BlockADMM", "ConvergenceError", "ConvergenceWarning", "MemoryRefused",
-           "WideInputWarning", "paper_estimate_bytes"]
+__all__ = ["BlockADMM", "ConvergenceError", "ConvergenceWarning", "EngineSettings",
+           "MemoryRefused", "WideInputWarning", "paper_estimate_bytes"]

@@ -5,10 +5,12 @@ Solves  minimize_W  F(W) = (1/n) sum_i V(y_i, W^T z(x_i)) + alpha r(W)   (W: s x
 over an R x C grid of blocks Z_ij = T[X_i, j] of the feature matrix, which is never formed
 (docs/engine.md; Parikh & Boyd 2014, reorganized as in Sindhwani & Avron).  The iteration
 itself, its state, residuals and rho balancing are in `skylite.admm.iteration`; Anderson
-acceleration is in `skylite.admm.acceleration`.  This module is the driver: it checks the
-settings (the same on every rank), sets up the state and the column blocks, runs the
-iterations under fault guards, reduces the per-iteration statistics, stops, adapts rho, calls
-back, records the history and writes checkpoints.
+acceleration is in `skylite.admm.acceleration`; the options in `skylite.admm.settings`; the
+memory plan in `skylite.admm.memory`; the native sweeps in `_column_sweep` and `_row_sweep`.
+This module is the driver: it has the ranks agree on the settings, plans the memory, sets up
+the state and the column blocks, runs the iterations under fault guards, reduces the
+per-iteration statistics (`run.SumsLayout`), stops, adapts rho, calls back, records the
+history and writes checkpoints.
 
 MPI (`comm=`, docs/mpi.md).  Each rank holds its own row blocks; R counts every rank's blocks
 and n every rank's rows (c and the loss scale 1/n are global).  Per iteration a rank sends
@@ -38,14 +40,16 @@ from .checkpoint import (checkpoint_file, data_checksum, load_checkpoint, remove
                          save_checkpoint)
 from .iteration import (ConvergenceError, Iteration, RowData, State, balanced_rho,
                         residuals)
+from .memory import WideInputWarning, available_memory_bytes, format_bytes, plan_run
 from .run import SumsLayout, as_python_numbers, collective_callback, format_record
 from .settings import EngineSettings
-from .memory import WideInputWarning, available_memory_bytes, format_bytes, plan_run
 
 __all__ = ["BlockADMM", "ConvergenceError", "ConvergenceWarning"]
 
-_OPTIONS = frozenset(EngineSettings.__dataclass_fields__)
+_OPTIONS = frozenset(EngineSettings.names())
 _N_SUMS = len(Iteration.SUMS)
+
+
 class ConvergenceWarning(UserWarning):
     """max_iter ended the run before the residuals met tol."""
 
