@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from skylite.admm import BlockADMM
-from skylite.admm.memory import default_n_blocks
+from skylite.sketch import default_n_blocks
 from skylite.prox import get_loss, get_regularizer
 from skylite.prox.coding import code_labels, decode_decision
 from skylite.sketch import GaussianRFF
@@ -49,7 +49,7 @@ def main():
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--blocks", type=int, default=None,
                         help="column blocks C (default: the estimators' default for s and n, "
-                             "skylite.admm.memory.default_n_blocks)")
+                             "skylite.sketch.default_n_blocks)")
     parser.add_argument("--plot", metavar="FILE", help="draw the first loss's runs into FILE")
     parser.add_argument("--validation-rows", type=int, default=2000,
                         help="with --plot: training rows after --rows scored every iteration")

@@ -14,6 +14,7 @@ from .admm import ConvergenceError, ConvergenceWarning
 from .datasets import load_pendigits
 from .estimators import PRESETS, KernelMachine, KernelSVC, load
 from .io.files import read_rows
+from .kernels import KERNEL_PARAMETERS
 from .io.svmlight import iter_svmlight_rows
 
 
@@ -120,8 +121,7 @@ def _plural(count, noun):
 def _make_model(args, dist):
     # class labels with squared / lad: the general machine (the presets keep their kind)
     cls = KernelMachine if args.classification else PRESETS[args.loss]
-    kernel_params = {name: getattr(args, name) for name in
-                     ("sigma", "gamma", "degree", "coef0", "nu", "length_scale", "beta")
+    kernel_params = {name: getattr(args, name) for name in KERNEL_PARAMETERS
                      if getattr(args, name) is not None}
     return cls(args.kernel, loss=args.loss, regularizer=args.reg, alpha=args.alpha,
                n_features=args.features, n_blocks=args.blocks,

@@ -1,7 +1,12 @@
 """The docstrings of the kernel machines: one text for every parameter and attribute, shared
-by `KernelMachine` and its presets, so that `help(skylite.KernelSVC)` explains all of them."""
+by `KernelMachine` and its presets, so that `help(skylite.KernelSVC)` explains all of them.
+The entries of the engine's options ({rho}, ...) are the settings' own
+(skylite.admm.settings.EngineSettings.doc)."""
 import inspect
 import textwrap
+
+from .admm.settings import EngineSettings
+from .sketch import MAX_BLOCK
 
 _PARAMETERS = """\
 Parameters
@@ -16,18 +21,16 @@ loss : str, skylite.prox Loss or None, default=None
 {loss_kind}
 regularizer : str or skylite.prox Regularizer, default="l2"
     "l2", "l1" (sparse weights) or "none".
-alpha : float >= 0, default=1e-4
-    The regularization weight of (1/n) sum_i V(y_i, o_i) + alpha r(W) (the paper's
-    lambda).  scikit-learn's and LIBSVM's C is 1 / (n alpha).
+{alpha}
 n_features : int, default=2048
     s, the number of random features (for the linear kernel, the columns of a sketch
     `method`; its default identity map ignores it: s = d).
 n_blocks : int or None, default=None
-    C, the number of column blocks of the feature matrix Z.  None: ceil(s / 4096), at least
-    2, and more when a block's rows and factor would exceed 2 GiB (n s_j + min(n, s_j)^2
-    floats); the linear kernel's identity map (s = d) has no 4096-column limit.  It
-    depends on s and n only, so the default model is the same on every machine and thread
-    count (skylite.admm.memory.default_n_blocks, docs/choosing_parameters.md).
+    C, the number of column blocks of the feature matrix Z.  None: ceil(s / {max_block}), at
+    least 2, and more when a block's rows and factor would exceed 2 GiB (n s_j + min(n,
+    s_j)^2 floats); the linear kernel's identity map (s = d) has no {max_block}-column
+    limit.  It depends on s and n only, so the default model is the same on every machine
+    and thread count (skylite.sketch.default_n_blocks, docs/choosing_parameters.md).
 feature_map : skylite.sketch map or None, default=None
     An unfitted feature map to use instead of the kernel's default one, e.g.
     `skylite.sketch.Fastfood(8192, sigma=5)`.
@@ -58,47 +61,20 @@ method : str or None, default=None
     "qmc_sobol" / "qmc_halton" (quasi-Monte-Carlo features), "jlt" / "srht" /
     "countsketch" (linear sketches of n_features columns for the linear kernel);
     `skylite.kernels.Gaussian().methods` lists a kernel's.
-rho : float > 0, default=1.0
-    Initial ADMM penalty, relative to the loss scale; adapted by residual balancing.
-max_iter : int, default=500
-    Maximum ADMM iterations; reaching it warns (`skylite.admm.ConvergenceWarning`).
-tol : float > 0, default=1e-3
-    Relative tolerance of the primal and dual ADMM residuals (docs/engine.md).
-adapt_rho : bool, default=True
-    Residual balancing of rho every 10 iterations.
-relaxation : float in (0, 2) or None, default=None
-    Over-relaxation of the ADMM iteration (1: plain ADMM).  None: 1 with Anderson
-    acceleration, 1.8 without.
-acceleration : "auto", "anderson" or None, default="auto"
-    Safeguarded Anderson acceleration of the ADMM iteration (skylite.admm.acceleration).
-    "auto": Anderson for the smooth losses (squared, logistic), none for hinge and LAD,
-    where it does not pay for itself (docs/engine.md, "Which default").
-anderson_memory : int, default=5
-    The number of past iterations Anderson acceleration combines.
-n_threads : int or None, default=None
-    Threads of the native code.  None takes the OpenMP thread limit in force, as
-    scikit-learn's OpenMP estimators do (OMP_NUM_THREADS, threadpoolctl's
-    ``threadpool_limits(n, "openmp")``, joblib's limit in its workers), and never more than
-    the usable cores (CPU affinity, cgroup quota); a larger number is capped with a
-    warning.  The fitted model does not depend on it.
-memory_budget : int or None, default=None
-    Bytes the fit may allocate (the input rows are not counted): the working memory
-    (state, factors, per-thread feature blocks and map parameters) first, with the rows
-    split into as many row blocks as it takes to fit (`n_row_blocks_`), then caches
-    (feature blocks Z_j, then map parameters) in what is left.  None takes half the
-    available memory; 0 caches nothing.  Everything is counted before anything is
-    allocated: a fit that cannot fit raises MemoryError with one line saying what to
-    change (docs/choosing_parameters.md).
-precision : "float64" or "float32", default="float64"
-    Precision of the feature blocks (transform, cache, products with Z); float32 halves
-    their cost and size.  The solver state stays float64.
+{rho}
+{max_iter}
+{tol}
+{adapt_rho}
+{relaxation}
+{acceleration}
+{anderson_memory}
+{n_threads}
+{memory_budget}
+{precision}
 random_state : int, numpy Generator, RandomState or None, default=0
     Seed of the feature map (the model stores the seed, never the random numbers) and of
     the `early_stopping` split.  None draws a fresh seed, recorded in `feature_map_.seed_`.
-verbose : bool, default=False
-    Print a header (sizes, blocks, threads, memory) and one line per ADMM iteration
-    (objective, residuals, rho, validation score, seconds).  Off by default, so a long fit,
-    or a GridSearchCV of many, prints nothing until it returns.
+{verbose}
 callback : callable or None, default=None
     callback(iteration, record, W) after every iteration (record: the `history_` entry);
     returning True stops training.
@@ -135,11 +111,8 @@ comm : mpi4py communicator or None, default=None
     `objective` and `score` are global and identical on every rank; `predict` stays
     row-wise and local; `save` writes on rank 0 only.  Never pickled or saved
     (docs/mpi.md).
-checkpoint : path or None, default=None
-    Save the full ADMM state there every `checkpoint_every` iterations; a `fit` that finds
-    the file(s) resumes from them and reaches the uninterrupted run's model.
-checkpoint_every : int, default=10
-    Iterations between checkpoints.
+{checkpoint}
+{checkpoint_every}
 solver : {{"auto", "admm", "direct", "exact", "pcg"}}, default="auto"
     "admm": the BlockADMM iterations.  The others need the squared loss with the l2
     regularizer and alpha > 0, and run in one process (docs/kernel_ridge.md):
@@ -218,5 +191,7 @@ def estimator_docstring(name, summary, default_loss, classification=None):
     """
     loss_kind = textwrap.fill(_LOSS_KIND[classification].format(name=name), width=88,
                               initial_indent="    ", subsequent_indent="    ")
+    engine = {name: EngineSettings.doc(name) for name in EngineSettings.names()}
     return (inspect.cleandoc(summary) + "\n\n"
-            + _PARAMETERS.format(default_loss=f'"{default_loss}"', loss_kind=loss_kind))
+            + _PARAMETERS.format(default_loss=f'"{default_loss}"', loss_kind=loss_kind,
+                                 max_block=MAX_BLOCK, **engine))

@@ -11,9 +11,11 @@ before a float64 product, which costs 20x the float32 product.
 """
 import numpy as np
 
-from .admm.memory import SCORING_ROWS
+__all__ = ["outputs", "CachedOutputs", "SCORING_ROWS"]
 
-__all__ = ["outputs", "CachedOutputs"]
+# Rows per chunk when outputs are scored or predicted block by block (memory: rows x max s_j;
+# skylite.admm.memory counts it)
+SCORING_ROWS = 8192
 
 
 def _block_product(Zj, Wj):

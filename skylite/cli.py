@@ -78,28 +78,28 @@ class _DefaultsFormatter(argparse.HelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
-# Options that apply only with others (`_APPLIES`): their defaults are filled in after the
-# check, so that an option given where it does not apply is an error, not ignored.
-_LATER = {"features": 2048, "validation_fraction": 0.1, "n_iter_no_change": 10,
-          "scoring": "score", "checkpoint_every": 10}
+# Options that apply only with others (`_APPLIES`): their defaults (the estimator's, of the
+# parameter named here) are filled in after the check, so that an option given where it does
+# not apply is an error, not ignored.
+_LATER = {"features": "n_features", "validation_fraction": "validation_fraction",
+          "n_iter_no_change": "n_iter_no_change", "scoring": "scoring",
+          "checkpoint_every": "checkpoint_every"}
 
-_SIGMA_KERNELS = ("gaussian", "rbf", "laplacian")
+
+def _defaults():
+    """The defaults of KernelMachine's parameters (imported here, so that the parser of
+    another command, --help and --version load nothing numerical)."""
+    from .estimators import KernelMachine
+    return KernelMachine().get_params(deep=False)
+
+
 _EARLY = "early stopping (not --no-early-stop)"
-# option dest -> (does it apply to these args?, where it applies)
+# option dest -> (does it apply to these args?, where it applies); the kernels' parameters
+# and --quasi are added from the kernels' table (`_kernel_applies`)
 _APPLIES = {
-    "sigma": (lambda a: a.kernel in _SIGMA_KERNELS, "--kernel gaussian or laplacian"),
-    "gamma": (lambda a: a.kernel in (*_SIGMA_KERNELS, "polynomial"),
-              "--kernel gaussian, laplacian or polynomial"),
-    "degree": (lambda a: a.kernel == "polynomial", "--kernel polynomial"),
-    "coef0": (lambda a: a.kernel == "polynomial", "--kernel polynomial"),
-    "nu": (lambda a: a.kernel == "matern", "--kernel matern"),
-    "length_scale": (lambda a: a.kernel == "matern", "--kernel matern"),
-    "beta": (lambda a: a.kernel == "exp_semigroup", "--kernel exp_semigroup"),
     "features": (lambda a: a.kernel != "linear" or a.method not in (None, "identity"),
                  "random features or a linear sketch (--kernel linear without --method has "
                  "s = the input features)"),
-    "quasi": (lambda a: a.kernel in (*_SIGMA_KERNELS, "matern"),
-              "--kernel gaussian, laplacian or matern"),
     "classification": (lambda a: a.loss in ("squared", "lad"), "--loss squared or lad"),
     "validation_fraction": (lambda a: a.early_stop is not False and not a.val,
                             f"{_EARLY} without --val"),
@@ -110,6 +110,31 @@ _APPLIES = {
                or (a.loss == "squared" and a.reg == "l2" and not a.classification),
                "--loss squared and --reg l2 (regression)"),
 }
+
+
+
+def _kernel_applies():
+    """The `_APPLIES` entries of the kernels' parameters and of --quasi, from
+    skylite.kernels.KERNELS: a parameter applies with the kernels that take it (gamma also
+    with those that take sigma: scikit-learn's alternative to it), --quasi with the kernels
+    that have quasi-Monte-Carlo features.  Messages name each kernel once (not its
+    aliases)."""
+    from .kernels import KERNEL_PARAMETERS, KERNELS
+    takers = {param: [name for name, (_, params) in KERNELS.items()
+                      if param in params or (param == "gamma" and "sigma" in params)]
+              for param in KERNEL_PARAMETERS}
+    takers["quasi"] = [name for name, (cls, _) in KERNELS.items() if "qmc" in cls().methods]
+    first = {}
+    for name, (cls, _) in KERNELS.items():
+        first.setdefault(cls, name)
+    entries = {}
+    for dest, names in takers.items():
+        shown = [name for name in names if first[KERNELS[name][0]] == name]
+        where = (" or ".join(shown) if len(shown) < 3
+                 else ", ".join(shown[:-1]) + " or " + shown[-1])
+        entries[dest] = (lambda a, names=tuple(names): a.kernel in names, "--kernel " + where)
+    return entries
+
 
 def _check_input_options(args, parser):
     """--x-dataset / --y-dataset need an HDF5 input, --labels an .npy input."""
@@ -139,13 +164,14 @@ def _add_input_options(p):
 def _check_applicable(args, parser):
     """Refuse train options given where they do not apply, then fill in `_LATER`."""
     _check_input_options(args, parser)
-    for dest, (applies, where) in _APPLIES.items():
+    for dest, (applies, where) in {**_kernel_applies(), **_APPLIES}.items():
         if getattr(args, dest) not in (None, False) and not applies(args):
             option = "--" + dest.replace("_", "-")
             parser.error(f"{option} applies only with {where}")
-    for dest, default in _LATER.items():
+    defaults = _defaults()
+    for dest, param in _LATER.items():
         if getattr(args, dest) is None:
-            setattr(args, dest, default)
+            setattr(args, dest, defaults[param])
 
 
 COMMANDS = {
@@ -181,8 +207,27 @@ def build_parser(options_of=tuple(COMMANDS)):
     return parser
 
 
+def _kernel_defaults():
+    """{(kernel name, parameter): default} from the kernel classes' signatures
+    (skylite.kernels.KERNELS)."""
+    import inspect
+    from .kernels import KERNELS
+    return {(name, param): inspect.signature(cls).parameters[param].default
+            for name, (cls, params) in KERNELS.items() for param in params}
+
+
 def _train_options(p):
-    from .estimators import KERNEL_NAMES, PRESETS
+    """The options of `train`: defaults and choices are the estimator's (`_defaults`) and the
+    engine's (skylite.admm.settings), read here, never written twice."""
+    from .admm.settings import RELAXATION, EngineSettings
+    from .estimators import (AUTO_EARLY_STOPPING_ROWS, DIRECT_MAX_FEATURES, KERNEL_NAMES,
+                             PRESETS, SCORINGS, SOLVERS, KernelMachine)
+    from .prox import REGULARIZERS
+    from .sketch import MAX_BLOCK, NYSTROEM_MAX_BLOCK
+    default = _defaults()
+    later = {dest: default[param] for dest, param in _LATER.items()}
+    accelerations = tuple("none" if c is None else c
+                          for c in EngineSettings.choices("acceleration"))
     p.add_argument("train", metavar="TRAIN",
                    help="training data (LIBSVM text, .gz, .npz, .npy or HDF5 .h5)")
     p.add_argument("-m", "--model", required=True, metavar="MODEL",
@@ -191,29 +236,34 @@ def _train_options(p):
                    help="validation data, scored every iteration and used for early stopping "
                         "(unless --no-early-stop)")
     g = p.add_argument_group("model")
-    g.add_argument("--kernel", default="gaussian", choices=KERNEL_NAMES, help="the kernel")
+    kernel = _kernel_defaults()
+    g.add_argument("--kernel", default=default["kernel"], choices=KERNEL_NAMES, help="the kernel")
     g.add_argument("--sigma", type=_positive(float),
                    help="bandwidth (gaussian, laplacian) (default: sqrt(d Var(X) / 2))")
     g.add_argument("--gamma", type=_positive(float),
                    help="scikit-learn's gamma: gaussian 1/(2 sigma^2), or polynomial scale "
-                        "(default: from --sigma; polynomial 1)")
-    g.add_argument("--degree", type=_positive(int), help="polynomial degree (default: 2)")
-    g.add_argument("--coef0", type=float, help="polynomial offset (default: 1)")
-    g.add_argument("--nu", type=_positive(float), help="matern smoothness (default: 1.5)")
+                        f"(default: from --sigma; polynomial {kernel['polynomial', 'gamma']:g})")
+    g.add_argument("--degree", type=_positive(int),
+                   help=f"polynomial degree (default: {kernel['polynomial', 'degree']})")
+    g.add_argument("--coef0", type=float,
+                   help=f"polynomial offset (default: {kernel['polynomial', 'coef0']:g})")
+    g.add_argument("--nu", type=_positive(float),
+                   help=f"matern smoothness (default: {kernel['matern', 'nu']:g})")
     g.add_argument("--length-scale", dest="length_scale", type=_positive(float),
-                   help="matern length scale (default: 1)")
+                   help=f"matern length scale (default: {kernel['matern', 'length_scale']:g})")
     g.add_argument("--beta", type=_positive(float),
-                   help="exp_semigroup parameter (default: 1)")
-    g.add_argument("--loss", default="hinge", choices=sorted(PRESETS),
+                   help=f"exp_semigroup parameter (default: {kernel['exp_semigroup', 'beta']:g})")
+    g.add_argument("--loss", default=KernelMachine._default_loss, choices=sorted(PRESETS),
                    help="hinge, logistic (classification), squared, lad (regression)")
     g.add_argument("--classification", action="store_true",
                    help="with squared or lad: y holds class labels (one-vs-rest)")
-    g.add_argument("--reg", default="l2", choices=("l2", "l1", "none"), help="regularizer")
-    g.add_argument("--alpha", type=float, default=1e-4,
+    g.add_argument("--reg", default=default["regularizer"], choices=tuple(REGULARIZERS),
+                   help="regularizer")
+    g.add_argument("--alpha", type=float, default=default["alpha"],
                    help="regularization weight (scikit-learn's C = 1 / (n alpha))")
     g.add_argument("--features", type=_positive(int),
                    help=f"random features s, or the columns of a linear sketch (default: "
-                        f"{_LATER['features']}; with --kernel linear and no sketch s is the "
+                        f"{later['features']}; with --kernel linear and no sketch s is the "
                         f"number of input features)")
     m = g.add_mutually_exclusive_group()
     m.add_argument("--method", help="feature map method: rff (default), fastfood (gaussian, "
@@ -227,57 +277,67 @@ def _train_options(p):
                         "leaped Halton (libSkylark's -q 1); same as --method qmc_SEQUENCE")
     g = p.add_argument_group("solver")
     g.add_argument("--blocks", type=_positive(int),
-                   help="column blocks C (default: ceil(s / 4096), ceil(s / 512) for "
-                        "nystroem, at least 2, from s and the rows only)")
-    g.add_argument("--iters", type=_positive(int), default=500, help="max ADMM iterations")
-    g.add_argument("--tol", type=_positive(float), default=1e-3, help="residual tolerance")
-    g.add_argument("--solver", choices=("auto", "admm", "direct", "exact", "pcg"),
-                   default="auto",
-                   help="--loss squared with l2 (libSkylark's skylark_krr): direct, the "
-                        "closed form on random features; exact, Cholesky of the kernel "
-                        "matrix; pcg, the kernel system by CG preconditioned with the random "
-                        "features; auto: direct for s <= 8192 without --val, --early-stop or "
-                        "--checkpoint, else admm (default: auto)")
-    g.add_argument("--rho", type=_positive(float), default=1.0, help="initial ADMM rho")
+                   help=f"column blocks C (default: ceil(s / {MAX_BLOCK}), ceil(s / "
+                        f"{NYSTROEM_MAX_BLOCK}) for nystroem, at least 2, from s and the rows "
+                        f"only)")
+    g.add_argument("--iters", type=_positive(int), default=default["max_iter"],
+                   help="max ADMM iterations")
+    g.add_argument("--tol", type=_positive(float), default=default["tol"],
+                   help="residual tolerance")
+    g.add_argument("--solver", choices=SOLVERS, default=default["solver"],
+                   help=f"--loss squared with l2 (libSkylark's skylark_krr): direct, the "
+                        f"closed form on random features; exact, Cholesky of the kernel "
+                        f"matrix; pcg, the kernel system by CG preconditioned with the random "
+                        f"features; auto: direct for s <= {DIRECT_MAX_FEATURES} without --val, "
+                        f"--early-stop or --checkpoint, else admm (default: "
+                        f"{default['solver']})")
+    g.add_argument("--rho", type=_positive(float), default=default["rho"],
+                   help="initial ADMM rho")
     g.add_argument("--relaxation", type=_positive(float),
-                   help="over-relaxation in (0, 2); 1: plain ADMM (default: 1 with Anderson "
-                        "acceleration, 1.8 without)")
-    g.add_argument("--acceleration", choices=("auto", "anderson", "none"), default="auto",
-                   help="Anderson acceleration of the ADMM iteration; auto: for the smooth "
-                        "losses (squared, logistic), not for hinge and lad (default: auto)")
+                   help=f"over-relaxation in (0, 2); 1: plain ADMM (default: "
+                        f"{RELAXATION['anderson']:g} with Anderson acceleration, "
+                        f"{RELAXATION[None]:g} without)")
+    g.add_argument("--acceleration", choices=accelerations,
+                   default=default["acceleration"] or "none",
+                   help=f"Anderson acceleration of the ADMM iteration; auto: for the smooth "
+                        f"losses (squared, logistic), not for hinge and lad (default: "
+                        f"{default['acceleration'] or 'none'})")
     g.add_argument("--threads", type=_positive(int),
                    help="threads per process; the model does not depend on it (default: "
                         "all cores, shared by the MPI ranks of a node)")
     g.add_argument("--memory-budget", dest="memory_budget", type=_parse_bytes,
                    help="bytes for caching feature blocks beyond the working memory, e.g. "
                         "0, 512M, 4G (default: half the free memory)")
-    g.add_argument("--precision", default="float64", choices=("float64", "float32"),
+    g.add_argument("--precision", default=default["precision"],
+                   choices=EngineSettings.choices("precision"),
                    help="precision of the feature transform")
-    g.add_argument("--seed", type=int, default=0, help="random seed of the feature map")
+    g.add_argument("--seed", type=int, default=default["random_state"],
+                   help="random seed of the feature map")
     g.add_argument("--early-stop", dest="early_stop", action=argparse.BooleanOptionalAction,
-                   default="auto",
-                   help="stop when the validation score or loss (--scoring; --val, else "
-                        "--validation-fraction of the training rows) has not improved for "
-                        "--n-iter-no-change iterations and keep the best model; neither "
-                        "flag: on with --val or above 10,000 training rows, but not for "
-                        "--loss squared with --reg l2 (default: auto)")
+                   default=default["early_stopping"],
+                   help=f"stop when the validation score or loss (--scoring; --val, else "
+                        f"--validation-fraction of the training rows) has not improved for "
+                        f"--n-iter-no-change iterations and keep the best model; neither "
+                        f"flag: on with --val or above {AUTO_EARLY_STOPPING_ROWS:,} training "
+                        f"rows, but not for --loss squared with --reg l2 (default: "
+                        f"{default['early_stopping']})")
     g.add_argument("--validation-fraction", dest="validation_fraction", type=_fraction,
                    metavar="F",
                    help=f"with early stopping and no --val: the share of the training rows "
                         f"held out for validation, stratified by class (default: "
-                        f"{_LATER['validation_fraction']})")
+                        f"{later['validation_fraction']})")
     g.add_argument("--n-iter-no-change", dest="n_iter_no_change", type=_positive(int),
                    metavar="N", help=f"with early stopping: patience in iterations (default: "
-                                     f"{_LATER['n_iter_no_change']})")
-    g.add_argument("--scoring", choices=("score", "loss"),
+                                     f"{later['n_iter_no_change']})")
+    g.add_argument("--scoring", choices=SCORINGS,
                    help=f"with early stopping: what is monitored on the validation rows, their "
-                        f"score (accuracy, R^2) or the loss (default: {_LATER['scoring']})")
+                        f"score (accuracy, R^2) or the loss (default: {later['scoring']})")
     g.add_argument("--checkpoint", metavar="FILE",
                    help="save the full ADMM state here every --checkpoint-every iterations; "
                         "if FILE exists, training resumes from it (removed when done)")
     g.add_argument("--checkpoint-every", dest="checkpoint_every", type=_positive(int),
                    metavar="N", help=f"with --checkpoint: iterations between checkpoints "
-                                     f"(default: {_LATER['checkpoint_every']})")
+                                     f"(default: {later['checkpoint_every']})")
     p.add_argument("--input-features", dest="input_features", type=_positive(int),
                    help="columns of a LIBSVM file (default: its largest index)")
     p.add_argument("--zero-based", dest="zero_based", action="store_true",
@@ -307,8 +367,9 @@ def _predict_options(p):
 
 def _demo_options(p):
     p.add_argument("--features", type=_positive(int), default=2048, help="random features s")
+    from .sketch import MAX_BLOCK
     p.add_argument("--blocks", type=_positive(int),
-                   help="column blocks C (default: ceil(s / 4096), at least 2)")
+                   help=f"column blocks C (default: ceil(s / {MAX_BLOCK}), at least 2)")
     p.add_argument("--sigma", type=_positive(float), default=0.6,
                    help="Gaussian kernel bandwidth")
     p.add_argument("--alpha", type=float, default=1e-5, help="regularization")

@@ -33,26 +33,19 @@ from ._threads import resolve_threads
 from ._validation import (FLOAT_DTYPES, check_positive, check_rows, native_rows,
                           resolve_seed, sparse_structure_checked)
 from .admm import BlockADMM, ConvergenceWarning
+from .admm.settings import DEFAULTS, EngineSettings
 from ._outputs import CachedOutputs, outputs
 from .krr import (exact_dual_coef, feature_ridge_coef, kernel_matvec, memory_bytes,
                   pcg_dual_coef)
-from .admm.memory import available_memory_bytes, default_n_blocks
+from .admm.memory import available_memory_bytes
 from .io.arrays import hdf5_rows, is_hdf5_dataset
 from .prox import RKHSNorm, get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
-from .sketch import FeatureMap
+from .sketch import FeatureMap, default_n_blocks
 from .sketch.nystroem import NYSTROEM_MAX_BLOCK
 
 
-_KERNELS = {
-    "gaussian": (kernels_module.Gaussian, ("sigma",)),
-    "rbf": (kernels_module.Gaussian, ("sigma",)),
-    "laplacian": (kernels_module.Laplacian, ("sigma",)),
-    "matern": (kernels_module.Matern, ("nu", "length_scale")),
-    "polynomial": (kernels_module.Polynomial, ("degree", "gamma", "coef0")),
-    "exp_semigroup": (kernels_module.ExpSemigroup, ("beta",)),
-    "linear": (kernels_module.Linear, ()),
-}
+_KERNELS = kernels_module.KERNELS
 #: the kernel names `KernelMachine(kernel=...)` accepts
 KERNEL_NAMES = tuple(_KERNELS)
 
@@ -84,15 +77,18 @@ class KernelMachine(BaseEstimator):
     _default_loss = "hinge"
     _classifier = None           # the presets fix it: True (classifier) or False (regressor)
 
-    def __init__(self, kernel="gaussian", *, loss=None, regularizer="l2", alpha=1e-4,
-                 n_features=2048, n_blocks=None, feature_map=None, sigma=None, gamma=None,
-                 degree=None, coef0=None, nu=None, length_scale=None, beta=None,
-                 classification=None, method=None, rho=1.0, max_iter=500, tol=1e-3,
-                 adapt_rho=True, relaxation=None, acceleration="auto", anderson_memory=5,
-                 n_threads=None, memory_budget=None, precision="float64",
-                 random_state=0, verbose=False, callback=None, early_stopping="auto",
-                 validation_fraction=0.1, n_iter_no_change=10, scoring="score", comm=None,
-                 checkpoint=None, checkpoint_every=10, solver="auto"):
+    def __init__(self, kernel="gaussian", *, loss=None, regularizer="l2",
+                 alpha=DEFAULTS.alpha, n_features=2048, n_blocks=None, feature_map=None,
+                 sigma=None, gamma=None, degree=None, coef0=None, nu=None, length_scale=None,
+                 beta=None, classification=None, method=None, rho=DEFAULTS.rho,
+                 max_iter=DEFAULTS.max_iter, tol=DEFAULTS.tol, adapt_rho=DEFAULTS.adapt_rho,
+                 relaxation=DEFAULTS.relaxation, acceleration=DEFAULTS.acceleration,
+                 anderson_memory=DEFAULTS.anderson_memory, n_threads=DEFAULTS.n_threads,
+                 memory_budget=DEFAULTS.memory_budget, precision=DEFAULTS.precision,
+                 random_state=0, verbose=DEFAULTS.verbose, callback=None,
+                 early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
+                 scoring="score", comm=None, checkpoint=DEFAULTS.checkpoint,
+                 checkpoint_every=DEFAULTS.checkpoint_every, solver="auto"):
         self.kernel = kernel
         self.loss = loss
         self.regularizer = regularizer
@@ -215,8 +211,8 @@ class KernelMachine(BaseEstimator):
             nystroem = str(self.method).startswith("nystroem")
             n_blocks = (default_n_blocks(X.shape[1], rows, max_block=None) if identity
                         else default_n_blocks(self.n_features, rows,
-                                              max_block=NYSTROEM_MAX_BLOCK if nystroem
-                                              else 4096))
+                                              **({"max_block": NYSTROEM_MAX_BLOCK}
+                                                 if nystroem else {})))
         fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
                                   random_state=self.random_state, method=self.method)
         return fmap.fit_distributed(X, dist)
@@ -255,8 +251,8 @@ class KernelMachine(BaseEstimator):
                                     not 0 < fraction < 1):
             raise ValueError(f"validation_fraction must be a number in (0, 1), got "
                              f"{fraction!r}")
-        if self.scoring not in _SCORINGS:
-            raise ValueError(f"scoring must be one of {_SCORINGS}, got {self.scoring!r}")
+        if self.scoring not in SCORINGS:
+            raise ValueError(f"scoring must be one of {SCORINGS}, got {self.scoring!r}")
         if self.n_iter_no_change is None:
             return None
         return check_positive(self.n_iter_no_change, "n_iter_no_change", integer=True)
@@ -382,15 +378,9 @@ class KernelMachine(BaseEstimator):
                                                     classes is not None, loss, Y_val)
             if patience is not None:
                 early = callback = _EarlyStopping(patience, self.scoring, self.callback)
-        engine = BlockADMM(self.feature_map_, loss, regularizer, self.alpha, rho=self.rho,
-                           max_iter=self.max_iter, tol=self.tol, n_threads=self.n_threads,
-                           memory_budget=memory_budget, precision=self.precision,
-                           adapt_rho=self.adapt_rho, relaxation=self.relaxation,
-                           acceleration=self.acceleration,
-                           anderson_memory=self.anderson_memory, verbose=self.verbose,
-                           callback=callback, validation=validation, comm=self.comm,
-                           checkpoint=self.checkpoint,
-                           checkpoint_every=self.checkpoint_every)
+        engine = BlockADMM(self.feature_map_, loss, regularizer,
+                           self._engine_settings(memory_budget=memory_budget),
+                           callback=callback, validation=validation, comm=self.comm)
         engine.fit(X, Y, W0=warm_start)
         self.coef_ = engine.coef_.copy()
         self.best_iteration_ = engine.n_iter_
@@ -406,6 +396,13 @@ class KernelMachine(BaseEstimator):
         self.loss_ = loss
         self.regularizer_ = regularizer
         return self
+
+    def _engine_settings(self, **overrides):
+        """The EngineSettings of this estimator: its parameters named like an engine option
+        (alpha, rho, max_iter, ...), with `overrides`; checks them (ValueError)."""
+        params = self.get_params(deep=False)
+        return EngineSettings(**{name: overrides.get(name, params[name])
+                                 for name in EngineSettings.names() if name in params})
 
     def save(self, path):
         """Write the fitted model to `path` (see skylite.persistence); `skylite.load` reads it.
@@ -446,8 +443,7 @@ class KernelMachine(BaseEstimator):
         """Check the parameters a rank may hold alone (_RANK_LOCAL): through `dist.agree`,
         a bad value on one rank is an error on every rank.  Returns the resolved thread
         count."""
-        if self.memory_budget is not None:
-            check_positive(self.memory_budget, "memory_budget", allow_zero=True)
+        EngineSettings.check("memory_budget", self.memory_budget)
         if self.callback is not None and not callable(self.callback):
             raise ValueError(f"callback must be callable or None, got {self.callback!r}")
         return resolve_threads(self.n_threads)
@@ -692,8 +688,8 @@ def _target_columns(y):
     return np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64)
 
 
-# What early stopping monitors on the validation rows (`scoring`)
-_SCORINGS = ("loss", "score")
+#: what early stopping monitors on the validation rows (`scoring`)
+SCORINGS = ("loss", "score")
 
 
 def holdout_rows(groups, fraction, rng):

@@ -8,7 +8,8 @@ import scipy.sparse as sp
 
 from skylite import KernelSVC
 from skylite.admm import blockadmm, memory
-from skylite.admm.memory import default_n_blocks, footprint
+from skylite.admm.memory import footprint
+from skylite.sketch import default_n_blocks
 from skylite.sketch import Fastfood, GaussianRFF, Identity
 
 

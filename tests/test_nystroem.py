@@ -12,7 +12,7 @@ from sklearn.svm import LinearSVC
 import skylite
 from skylite import KernelLogisticRegression, KernelRidge, KernelSVC
 from skylite.admm import BlockADMM
-from skylite.admm.memory import footprint
+from skylite.admm.memory import footprint, run_footprint
 from skylite.kernels import ExpSemigroup, Gaussian, Laplacian, Matern, Polynomial
 from skylite.prox import RKHSNorm, get_loss, get_regularizer
 from skylite.prox.coding import code_labels
@@ -344,7 +344,8 @@ def test_checkpoints_resume_a_nystroem_fit(pendigits, tmp_path):
 def test_the_memory_plan_counts_landmarks_and_the_rkhs_gram(digits_small):
     fmap = Nystroem(Gaussian(1.0), n_features=64, n_blocks=4).fit(digits_small)
     engine = BlockADMM(fmap, get_loss("hinge"), RKHSNorm(fmap), 1e-3, n_threads=1)
-    need = engine._footprint(fmap.transform_op_, [300], 10, 0)
+    need = run_footprint(fmap.transform_op_, [300], 10, feature_map=fmap,
+                         regularizer=engine.regularizer, settings=engine.settings, n_threads=1)
     assert need.persistent["map landmarks"] == fmap.landmarks_.nbytes + fmap.whitening_.nbytes
     assert need.persistent["regularizer"] == 3 * 8 * 64 * 64
     plain = footprint(fmap.transform_op_, [300], 10, n_threads=1, single=False,

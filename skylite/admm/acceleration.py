@@ -31,7 +31,7 @@ is cleared.  The plain iteration converges from any point, and the
 accepted extrapolations have summable residual bounds, so the accelerated run converges too.
 The memory is also cleared when rho changes (the scaled duals are rescaled, so G changes).
 
-Carried arrays.  The row sweep carries Z_i^T B_i (`RowBlockState.G`, not the map G above)
+Carried arrays.  The row sweep carries Z_i^T B_i (`RowBlockState.G`)
 from one iteration to the next, a linear function of the state (`State.carried`).  Each
 stored image keeps its own, and an extrapolation or a return to a stored image sets it by
 the same combination, so that moving the state costs no extra pass over Z.
@@ -41,7 +41,24 @@ them over the ranks (in its per-iteration Allreduce), and the `shared` part (ide
 rank) is added once.  Every rank therefore takes the same decisions.  Memory: 2 (M + 1)
 copies of the fixed-point vector and M + 1 copies of the carried arrays.
 """
+from typing import NamedTuple
+
 import numpy as np
+
+
+class Image(NamedTuple):
+    """A stored image g_i = G(x_i): its `local` and `shared` parts (State's fixed-point
+    vectors) and the carried arrays that match it (the row sweep's Z_i^T B_i of every row
+    block, or None)."""
+    local: np.ndarray
+    shared: np.ndarray
+    carried: list
+
+
+class Residual(NamedTuple):
+    """A stored residual f_i = g_i - x_i, its `local` part whitened."""
+    local: np.ndarray
+    shared: np.ndarray
 
 
 class AndersonAcceleration:
@@ -76,30 +93,35 @@ class AndersonAcceleration:
 
     def reset(self):
         """Forget the stored images and residuals (after a change of rho or a rejection)."""
-        self.G, self.F = [], []        # images (local, shared, carried), residuals (local, shared)
+        self.images, self.residuals = [], []       # g_i (Image), f_i (Residual)
         self.gram = np.zeros((0, 0))   # F_i . F_j
         self.pending = False           # the current state is an extrapolated point
         self._f = None
 
     # ---- one iteration: residual, dots (reduced by the driver), then the next point ----
 
+    @property
+    def n_dots(self):
+        """The length of `residual_dots`'s vector this iteration."""
+        return len(self.residuals) + 1
+
     def residual_dots(self, x_prev, state):
         """f_k = g_k - x_k with g_k the state after a step from x_prev (a (local, shared)
-        pair), its local part whitened; returns this rank's partial dots [f_k . F_i for
-        stored F_i..., f_k . f_k] over the `local` parts, to be summed over the ranks."""
+        pair), its local part whitened; returns this rank's partial dots [f_k . f_i for
+        stored f_i..., f_k . f_k] over the `local` parts, to be summed over the ranks."""
         f_local = state.local - x_prev[0]
         if self.whiten is not None:
             self.whiten(f_local)
-        f = (f_local, state.shared - x_prev[1])
-        self._f = f
-        return np.array([np.vdot(f[0], Fi[0]) for Fi in self.F] + [np.vdot(f[0], f[0])])
+        self._f = Residual(f_local, state.shared - x_prev[1])
+        return np.array([np.vdot(f_local, f.local) for f in self.residuals]
+                        + [np.vdot(f_local, f_local)])
 
     def next_point(self, state, local_dots):
         """Given the dots of `residual_dots` summed over the ranks, apply the safeguard and
         write the next point into `state` (the extrapolation, or the plain image if there is
         not enough memory yet).  Returns "accepted", "rejected" or "plain"."""
         f_local, f_shared = self._f
-        dots = local_dots + np.array([np.vdot(f_shared, Fi[1]) for Fi in self.F]
+        dots = local_dots + np.array([np.vdot(f_shared, f.shared) for f in self.residuals]
                                      + [np.vdot(f_shared, f_shared)])
         norm = float(np.sqrt(max(dots[-1], 0.0)))
         if self.f0_norm is None:
@@ -111,10 +133,10 @@ class AndersonAcceleration:
             if self.max_growth is not None and self.last_norm is not None:
                 bound = min(bound, self.max_growth * self.last_norm)
             if not norm <= bound:
-                g_local, g_shared, g_carried = self.G[-1]
-                state.local[...] = g_local
-                state.shared[...] = g_shared
-                state.moved(g_carried)
+                g = self.images[-1]
+                state.local[...] = g.local
+                state.shared[...] = g.shared
+                state.moved(g.carried)
                 self.n_rejected += 1
                 self.reset()
                 return "rejected"
@@ -123,7 +145,7 @@ class AndersonAcceleration:
         self.last_norm = norm
         self._remember(state, f_local, f_shared, dots)
         self.pending = False
-        if len(self.F) >= 2:
+        if len(self.residuals) >= 2:
             gamma = self._coefficients()
             if gamma is not None:
                 self._extrapolate(state, gamma)
@@ -133,17 +155,17 @@ class AndersonAcceleration:
     def _remember(self, state, f_local, f_shared, dots):
         """Store g_k (the state, with its carried arrays) and f_k with its row of the Gram
         matrix."""
-        k = len(self.F)
+        k = len(self.residuals)
         gram = np.zeros((k + 1, k + 1))
         gram[:k, :k] = self.gram
         gram[k, :k] = gram[:k, k] = dots[:-1]
         gram[k, k] = dots[-1]
         carried = state.carried()
-        self.G.append((state.local.copy(), state.shared.copy(),
-                       None if carried is None else [a.copy() for a in carried]))
-        self.F.append((f_local, f_shared))
-        if len(self.F) > self.memory + 1:
-            del self.G[0], self.F[0]
+        self.images.append(Image(state.local.copy(), state.shared.copy(),
+                                 None if carried is None else [a.copy() for a in carried]))
+        self.residuals.append(Residual(f_local, f_shared))
+        if len(self.residuals) > self.memory + 1:
+            del self.images[0], self.residuals[0]
             gram = gram[1:, 1:]
         self.gram = gram
 
@@ -164,18 +186,18 @@ class AndersonAcceleration:
     def _extrapolate(self, state, gamma):
         """x_{k+1} = g_k - sum_i gamma_i (g_{i+1} - g_i), written into the state, and the
         carried arrays by the same combination (when every stored image has them)."""
-        weights = np.zeros(len(self.G))
+        weights = np.zeros(len(self.images))
         weights[-1] = 1.0
         weights[1:] -= gamma
         weights[:-1] += gamma
-        for part, target in ((0, state.local), (1, state.shared)):
+        for part, target in (("local", state.local), ("shared", state.shared)):
             target[...] = 0.0
-            for w, g in zip(weights, self.G):
-                target += w * g[part]
+            for w, g in zip(weights, self.images):
+                target += w * getattr(g, part)
         carried = None
-        if all(g[2] is not None for g in self.G):
-            carried = [sum(w * g[2][b] for w, g in zip(weights, self.G))
-                       for b in range(len(self.G[0][2]))]
+        if all(g.carried is not None for g in self.images):
+            carried = [sum(w * g.carried[b] for w, g in zip(weights, self.images))
+                       for b in range(len(self.images[0].carried))]
         state.moved(carried)
 
     # ---- checkpoints ----
@@ -183,18 +205,18 @@ class AndersonAcceleration:
     def arrays(self):
         """The accelerator's memory by name (for checkpoints)."""
         named = {"anderson_gram": self.gram}
-        for i, (g, f) in enumerate(zip(self.G, self.F)):
-            named.update({f"anderson_g_local_{i}": g[0], f"anderson_g_shared_{i}": g[1],
-                          f"anderson_f_local_{i}": f[0], f"anderson_f_shared_{i}": f[1]})
-            for b, a in enumerate(g[2] or []):
+        for i, (g, f) in enumerate(zip(self.images, self.residuals)):
+            named.update({f"anderson_g_local_{i}": g.local, f"anderson_g_shared_{i}": g.shared,
+                          f"anderson_f_local_{i}": f.local, f"anderson_f_shared_{i}": f.shared})
+            for b, a in enumerate(g.carried or []):
                 named[f"anderson_g_carried_{i}_{b}"] = a
         return named
 
     def meta(self):
         """The accelerator's counters (JSON-able, for checkpoints)."""
-        return {"stored": len(self.F), "pending": self.pending, "f0_norm": self.f0_norm,
-                "last_norm": self.last_norm,
-                "carried": [0 if g[2] is None else len(g[2]) for g in self.G],
+        return {"stored": len(self.residuals), "pending": self.pending,
+                "f0_norm": self.f0_norm, "last_norm": self.last_norm,
+                "carried": [0 if g.carried is None else len(g.carried) for g in self.images],
                 "n_accepted": self.n_accepted, "n_rejected": self.n_rejected}
 
     def load(self, arrays, meta):
@@ -204,10 +226,12 @@ class AndersonAcceleration:
             n_carried = meta["carried"][i]
             carried = ([arrays[f"anderson_g_carried_{i}_{b}"] for b in range(n_carried)]
                        if n_carried else None)
-            self.G.append((arrays[f"anderson_g_local_{i}"], arrays[f"anderson_g_shared_{i}"],
-                           carried))
-            self.F.append((arrays[f"anderson_f_local_{i}"], arrays[f"anderson_f_shared_{i}"]))
-        self.gram = np.array(arrays["anderson_gram"]).reshape(len(self.F), len(self.F))
+            self.images.append(Image(arrays[f"anderson_g_local_{i}"],
+                                     arrays[f"anderson_g_shared_{i}"], carried))
+            self.residuals.append(Residual(arrays[f"anderson_f_local_{i}"],
+                                           arrays[f"anderson_f_shared_{i}"]))
+        k = len(self.residuals)
+        self.gram = np.array(arrays["anderson_gram"]).reshape(k, k)
         self.pending = bool(meta["pending"])
         self.f0_norm, self.last_norm = meta["f0_norm"], meta["last_norm"]
         self.n_accepted, self.n_rejected = int(meta["n_accepted"]), int(meta["n_rejected"])

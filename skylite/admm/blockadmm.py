@@ -5,10 +5,12 @@ Solves  minimize_W  F(W) = (1/n) sum_i V(y_i, W^T z(x_i)) + alpha r(W)   (W: s x
 over an R x C grid of blocks Z_ij = T[X_i, j] of the feature matrix, which is never formed
 (docs/engine.md; Parikh & Boyd 2014, reorganized as in Sindhwani & Avron).  The iteration
 itself, its state, residuals and rho balancing are in `skylite.admm.iteration`; Anderson
-acceleration is in `skylite.admm.acceleration`.  This module is the driver: it checks the
-settings (the same on every rank), sets up the state and the column blocks, runs the
-iterations under fault guards, reduces the per-iteration statistics, stops, adapts rho, calls
-back, records the history and writes checkpoints.
+acceleration is in `skylite.admm.acceleration`; the options in `skylite.admm.settings`; the
+memory plan in `skylite.admm.memory`; the native sweeps in `_column_sweep` and `_row_sweep`.
+This module is the driver: it has the ranks agree on the settings, plans the memory, sets up
+the state and the column blocks, runs the iterations under fault guards, reduces the
+per-iteration statistics (`run.SumsLayout`), stops, adapts rho, calls back, records the
+history and writes checkpoints.
 
 MPI (`comm=`, docs/mpi.md).  Each rank holds its own row blocks; R counts every rank's blocks
 and n every rank's rows (c and the loss scale 1/n are global).  Per iteration a rank sends
@@ -22,51 +24,34 @@ communicator.
 import os
 import time
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._distributed import Distributed, Guard
 from .._threads import blas_single_threaded, resolve_threads
-from .._validation import check_positive, check_rows, with_native_index_dtypes
-from ..sketch import map_from_dict
-from ._graph_projection import PHASES, ColumnBlocks
+from .._validation import check_rows, with_native_index_dtypes
+from ._column_blocks import PHASES
+from ._column_sweep import ColumnSweep
+from ._row_sweep import RowSweep
 from .acceleration import AndersonAcceleration
 from .checkpoint import (checkpoint_file, data_checksum, load_checkpoint, remove_checkpoint,
                          save_checkpoint)
 from .iteration import (ConvergenceError, Iteration, RowData, State, balanced_rho,
                         residuals)
-from .memory import (MemoryRefused, WideInputWarning, anderson_tip, available_memory_bytes,
-                     footprint, format_bytes, plan_cache, refusal, wide_input_message)
+from .memory import WideInputWarning, available_memory_bytes, format_bytes, plan_run
+from .run import SumsLayout, as_python_numbers, collective_callback, format_record
+from .settings import EngineSettings
 
 __all__ = ["BlockADMM", "ConvergenceError", "ConvergenceWarning"]
 
+_OPTIONS = frozenset(EngineSettings.names())
 _N_SUMS = len(Iteration.SUMS)
-_ACCELERATIONS = ("auto", "anderson", None)
-# The automatic row-block plan (`BlockADMM._plan_memory`) splits the rows into at most this
-# many blocks of at least this many rows.
-MAX_ROW_BLOCKS = 256
-MIN_BLOCK_ROWS = 1024
 
 
 class ConvergenceWarning(UserWarning):
     """max_iter ended the run before the residuals met tol."""
-
-
-def resolve_acceleration(acceleration, relaxation, loss):
-    """The (acceleration, relaxation) a run uses, from the settings given: "auto" takes
-    Anderson for a smooth loss (`loss.smooth`) and none otherwise; relaxation None takes 1
-    with Anderson and 1.8 without (measured: docs/engine.md, "Which default")."""
-    if acceleration not in _ACCELERATIONS:
-        raise ValueError(f"acceleration must be one of {_ACCELERATIONS}, got {acceleration!r}")
-    if acceleration == "auto":
-        acceleration = "anderson" if getattr(loss, "smooth", False) else None
-    if relaxation is None:
-        relaxation = 1.0 if acceleration == "anderson" else 1.8
-    relaxation = check_positive(relaxation, "relaxation")
-    if not relaxation < 2:
-        raise ValueError(f"relaxation must lie in (0, 2), got {relaxation}")
-    return acceleration, float(relaxation)
 
 
 class BlockADMM:
@@ -80,56 +65,12 @@ class BlockADMM:
         The loss V.
     regularizer : skylite.prox.Regularizer
         The regularizer r.
-    alpha : float >= 0
-        The regularization weight (the paper's lambda).
-    rho : float > 0, default=1.0
-        Initial ADMM step parameter, relative to the loss scale (docs/engine.md).
-    max_iter : int, default=500
-        The most iterations.
-    tol : float > 0, default=1e-3
-        Relative tolerance of the primal and dual residuals (`iteration.residuals`).
-    relaxation : float in (0, 2) or None, default=None
-        Over-relaxation of the projection and prox outputs (Boyd et al. 2011, 3.4.3; 1 is
-        plain ADMM).  None: 1 with Anderson acceleration, 1.8 without (docs/engine.md,
-        "Which default").  The attribute holds the value in use.
-    acceleration : "auto", "anderson" or None, default="auto"
-        Safeguarded type-II Anderson acceleration of the iteration
-        (`skylite.admm.acceleration`).  "auto": Anderson for a smooth loss (squared,
-        logistic: `loss.smooth`), none for the piecewise-linear ones (hinge, LAD), where
-        it does not pay for itself.  The attribute holds the choice in use.
-    anderson_memory : int >= 1, default=5
-        The number of past iterations Anderson combines.
-    n_row_blocks : int or None, default=None
-        Row blocks of this process (under `comm` each rank holds its own).  None: 1 with the
-        row sweep; with the column sweep, the fewest that keep the working memory within the
-        memory budget (`_plan_memory`): each row block has its own factors, and the column
-        sweep's per-thread feature block is n_i x s_j, so splitting the rows bounds that
-        buffer at the cost of R + 1 copies in the consensus.
-    sweep : {"auto", "rows", "columns"}, default="auto"
-        How step 3 passes over Z (docs/engine.md).  "rows": one pass over tiles of rows per
-        iteration, holding a tile of every block and every block's map parameters (needs
-        n_i >= s_j).  "columns": one block at a time per thread, holding an n_i x s_j block
-        per thread (and the only choice when n_i < s_j).  "auto": rows when n_i >= s_j and
-        its working memory fits the budget, else columns.  The two give the same iterates
-        up to rounding; either way the result does not depend on the thread count.
-    n_threads : int or None, default=None
-        Threads (None: all cores).  The result does not depend on it (bitwise).
-    memory_budget : int or None, default=None
-        Bytes this process may allocate for the run (the input rows are not counted): the
-        working memory (`memory_footprint_`, skylite.admm.memory) first, with as many row
-        blocks as it takes to fit (n_row_blocks=None), then caches of Z blocks and map
-        parameters in what is left.  None takes half of the machine's available memory; 0
-        caches nothing (the paper's pure regeneration; row blocks are then planned against
-        half the available memory).  Everything is counted before anything is allocated: a
-        run that cannot fit raises skylite.admm.memory.MemoryRefused (a MemoryError) saying
-        what to change.
-    precision : {"float64", "float32"}, default="float64"
-        The precision of the feature blocks (transform, cache and the products with them);
-        the state is float64.
-    adapt_rho : bool, default=True
-        Residual balancing every 10 iterations.
-    verbose : bool, default=False
-        One line per iteration.
+    settings : skylite.admm.settings.EngineSettings or float
+        Every option of the run (alpha, rho, max_iter, tol, relaxation, acceleration,
+        anderson_memory, n_row_blocks, sweep, n_threads, memory_budget, precision,
+        adapt_rho, verbose, checkpoint, checkpoint_every), each with its default and
+        meaning in `EngineSettings`.  A number is alpha, with the other options given as
+        keywords (``BlockADMM(fmap, loss, reg, 1e-3, max_iter=50)``).
     callback : callable or None, default=None
         callback(iteration, record, W) -> bool or None; True stops the run.  Under a
         communicator it is called on every rank (with identical arguments); an exception or
@@ -145,208 +86,96 @@ class BlockADMM:
         Each rank passes its own rows to `fit`; the ranks' row blocks together form the
         R = sum of their n_row_blocks blocks, in rank order (see skylite._distributed and
         docs/mpi.md).
-    checkpoint : path or None, default=None
-        Every `checkpoint_every` iterations the full state (and Anderson's memory) is
-        written there (one file per rank, skylite.admm.checkpoint).  If the file(s) exist
-        when `fit` starts, the run resumes from them and reaches the uninterrupted run's
-        model bitwise; they are removed when `fit` returns normally.
-    checkpoint_every : int, default=10
-        Iterations between checkpoints.
+    **options
+        With a number for `settings`: the other options of EngineSettings.
+
+    Attributes
+    ----------
+    settings : EngineSettings
+        The settings in use, with acceleration and relaxation resolved for the loss
+        (`EngineSettings.resolved`); each option is also an attribute of the engine
+        (``engine.relaxation``), n_threads resolved to the thread count.
+
+    The memory plan (skylite.admm.memory): every process counts its working memory before it
+    allocates anything, splits its rows into row blocks for the column sweep when one block
+    does not fit, and refuses a run that cannot fit with skylite.admm.memory.MemoryRefused (a
+    MemoryError) saying what to change.  With `checkpoint` set, the full state (and
+    Anderson's memory) is written every `checkpoint_every` iterations (one file per rank,
+    skylite.admm.checkpoint); a `fit` that finds the file(s) resumes from them and reaches
+    the uninterrupted run's model bitwise; they are removed when `fit` returns normally.
     """
 
-    def __init__(self, feature_map, loss, regularizer, alpha, *, rho=1.0, max_iter=500,
-                 tol=1e-3, relaxation=None, acceleration="auto", anderson_memory=5,
-                 n_row_blocks=None, sweep="auto", n_threads=None, memory_budget=None,
-                 precision="float64",
-                 adapt_rho=True, verbose=False, callback=None, validation=None, comm=None,
-                 checkpoint=None, checkpoint_every=10):
+    def __init__(self, feature_map, loss, regularizer, settings=None, /, *, callback=None,
+                 validation=None, comm=None, **options):
+        if not isinstance(settings, EngineSettings):
+            if settings is not None:
+                options["alpha"] = settings
+            settings = EngineSettings(**options)
+        elif options:
+            raise TypeError(f"options {sorted(options)} given beside an EngineSettings")
         self.feature_map = feature_map
         self.loss = loss
         self.regularizer = regularizer
-        self.alpha = check_positive(alpha, "alpha", allow_zero=True)
-        self.rho = check_positive(rho, "rho")
-        self.max_iter = check_positive(max_iter, "max_iter", integer=True)
-        self.tol = check_positive(tol, "tol")
-        self.acceleration, self.relaxation = resolve_acceleration(acceleration, relaxation,
-                                                                  loss)
-        self.anderson_memory = check_positive(anderson_memory, "anderson_memory", integer=True)
-        if n_row_blocks is not None:
-            check_positive(n_row_blocks, "n_row_blocks", integer=True)
-        self.n_row_blocks = n_row_blocks
-        if sweep not in ("auto", "rows", "columns"):
-            raise ValueError(f"sweep must be 'auto', 'rows' or 'columns', got {sweep!r}")
-        self.sweep = sweep
-        self.n_threads = resolve_threads(n_threads)
-        if memory_budget is not None:
-            check_positive(memory_budget, "memory_budget", allow_zero=True)
-        self.memory_budget = memory_budget
-        if precision not in ("float64", "float32"):
-            raise ValueError(f"precision must be 'float64' or 'float32', got {precision!r}")
-        self.precision = precision
-        self.adapt_rho = bool(adapt_rho)
-        self.verbose = bool(verbose)
+        self.settings = settings.resolved(loss)
+        self.n_threads = resolve_threads(settings.n_threads)
         self.callback = callback
         self.validation = validation
         self.comm = comm
-        self.checkpoint = None if checkpoint is None else os.fspath(checkpoint)
-        self.checkpoint_every = check_positive(checkpoint_every, "checkpoint_every",
-                                               integer=True)
+
+    def __getattr__(self, name):
+        """The options of `settings` read as attributes (``engine.relaxation``)."""
+        if name in _OPTIONS and "settings" in self.__dict__:
+            return getattr(self.__dict__["settings"], name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ---- setup ----
 
-    @staticmethod
-    def _row_ranges(n, R):
-        if R > n:
-            raise ValueError(f"n_row_blocks ({R}) cannot exceed the number of rows ({n})")
-        bounds = np.linspace(0, n, R + 1).round().astype(int)
-        return [(bounds[i], bounds[i + 1]) for i in range(R)]
-
-    def _footprint(self, op, block_rows, m, input_copy, row_sweep=False):
-        """The working memory of this process (skylite.admm.memory.footprint)."""
-        return footprint(op, block_rows, m, n_threads=self.n_threads,
-                         single=self.precision == "float32", relaxed=self.relaxation != 1.0,
-                         anderson_memory=(self.anderson_memory if self.acceleration else None),
-                         input_copy=input_copy, row_sweep=row_sweep,
-                         map_data=sum(a.nbytes for a in
-                                      self.feature_map.fitted_arrays().values()),
-                         regularizer_data=(self.regularizer.nbytes()
-                                           if hasattr(self.regularizer, "nbytes") else 0))
-
     def _plan_memory(self, X, Y, ranks_on_node):
-        """The row blocks and the cache budget of this process, before anything is allocated.
-
-        The budget B is `memory_budget`, or half the available memory (None, or 0 which only
-        turns the caches off).  The row sweep is taken (row_sweep_) when `sweep` allows it,
-        every row block has at least s_j rows, and its working memory fits B (always with
-        sweep="rows"); R is then n_row_blocks or 1.  For the column sweep R is n_row_blocks
-        if given, else the fewest row blocks (up to
-        MAX_ROW_BLOCKS, at least MIN_BLOCK_ROWS rows each) whose working memory fits in B;
-        when none does, the R of least working memory is taken if it fits in the available
-        memory and no budget was set.  Sets n_row_blocks_, memory_footprint_ and the cache
-        budget (B minus the working memory, 0 for memory_budget=0), or raises MemoryRefused.
-        """
-        op = self.feature_map.transform_op_
-        n, m = Y.shape
-        converted = self.precision == "float32" and X.dtype != np.float32
-        input_copy = (X.data.nbytes // 2 + X.indices.nbytes + X.indptr.nbytes
-                      if sp.issparse(X) else X.nbytes // 2) if converted else 0
-        available = available_memory_bytes() // ranks_on_node
-        given = self.memory_budget if self.memory_budget else None
-        budget = given if given is not None else available // 2
-
-        def need(R, row_sweep=False):
-            return self._footprint(op, [b - a for a, b in self._row_ranges(n, R)], m,
-                                   input_copy, row_sweep)
-
-        widest = int(max(np.diff(op.block_offsets)))
-        self.row_sweep_ = False
-        if self.sweep != "columns":
-            R = self.n_row_blocks or 1
-            fewest_rows = min(b - a for a, b in self._row_ranges(n, R))
-            if fewest_rows < widest and self.sweep == "rows":
-                raise ValueError(f"sweep='rows' needs at least as many rows per row block as "
-                                 f"features per column block ({widest}), got {fewest_rows}; "
-                                 f"use sweep='columns' or more column blocks")
-            if fewest_rows >= widest:
-                plan = need(R, row_sweep=True)
-                self.row_sweep_ = self.sweep == "rows" or plan.total <= min(budget, available)
-        if not self.row_sweep_:
-            R, plan = self._plan_row_blocks(need, n, budget)
-        ranges = self._row_ranges(n, R)
-        if plan.total > available:
-            raise refusal(plan, available, self.feature_map,
-                          self._fitting_blocks([b - a for a, b in ranges], m, input_copy,
-                                               available))
-        if given is not None and plan.total > given:
-            tip = anderson_tip(plan)
-            anderson = f", or {tip}" if tip else ""
-            raise MemoryRefused(
-                f"memory_budget={format_bytes(given)} is less than this run's working memory, "
-                f"{plan.describe()} at the least (with {R} row block{'s' * (R > 1)}); raise "
-                f"memory_budget, or use more column blocks or fewer features{anderson} "
-                f"(docs/choosing_parameters.md, n_blocks and memory_budget)")
-        wide = wide_input_message(plan, self.feature_map)
+        """This process's memory plan (skylite.admm.memory.plan_run), before anything is
+        allocated: sets row_sweep_, n_row_blocks_ and memory_footprint_, or raises
+        MemoryRefused."""
+        plan, wide = plan_run(self.feature_map, self.regularizer, self.settings,
+                              self.n_threads, X, Y.shape[1],
+                              available_memory_bytes() // ranks_on_node)
         if wide:
             warnings.warn(wide, WideInputWarning, stacklevel=4)
-        self.n_row_blocks_, self._ranges = R, ranges
-        self.memory_footprint_ = plan
-        self._cache_budget = (0 if self.memory_budget == 0 else
-                              max(0, min(budget, available) - plan.total))
-
-    def _plan_row_blocks(self, need, n, budget):
-        """(R, footprint) for the column sweep: n_row_blocks if given, else the fewest row
-        blocks whose working memory `need(R)` fits in `budget`, else the least of them."""
-        if self.n_row_blocks is not None:
-            return self.n_row_blocks, need(self.n_row_blocks)
-        most = max(1, min(MAX_ROW_BLOCKS, n // MIN_BLOCK_ROWS))
-        R, plan = 1, need(1)
-        best = (plan.total, R, plan)
-        while plan.total > budget and R < most:
-            R += 1
-            plan = need(R)
-            best = min(best, (plan.total, R, plan), key=lambda b: b[0])
-        if plan.total > budget:
-            _, R, plan = best
-        return R, plan
-
-    def _fitting_blocks(self, block_rows, m, input_copy, available):
-        """The smallest number of column blocks (doubling, up to s and 4096) whose working
-        memory fits in `available` bytes, or None."""
-        fmap = self.feature_map
-        description = fmap.to_dict()
-        if "n_blocks" not in description["params"]:        # e.g. a ComposedMap
-            return None
-        C = fmap.transform_op_.n_blocks * 2
-        while C <= min(fmap.transform_op_.n_features, 4096):
-            trial = map_from_dict(dict(description,
-                                       params=dict(description["params"], n_blocks=C)),
-                                  arrays=fmap.fitted_arrays())
-            if self._footprint(trial.transform_op_, block_rows, m,
-                               input_copy).total <= available:
-                return C
-            C *= 2
-        return None
+        self._plan = plan
+        self.row_sweep_, self.n_row_blocks_ = plan.row_sweep, len(plan.ranges)
+        self.memory_footprint_ = plan.footprint
 
     def _setup(self, X, Y, n):
         """Validate the targets for the loss and allocate the state and the column blocks
         by the memory plan (`_plan_memory`); n is the global number of rows (the scale c
         uses it)."""
-        self.loss.value(np.zeros_like(Y), Y)     # the loss's target checks, once
+        self.loss.check_targets(Y)
         op = self.feature_map.transform_op_
         m, s = Y.shape[1], op.n_features
-        single = self.precision == "float32"
-        ranges = self._ranges
-        block_rows = [stop - start for start, stop in ranges]
-        budget = self._cache_budget
+        single = self.settings.precision == "float32"
+        ranges, block_rows = self._plan.ranges, self._plan.block_rows
         X = X.astype(np.float32 if single else np.float64, copy=False)
-        self.scale_ = 1.0 / np.sqrt(self.alpha * n) if self.alpha > 0 else 1.0
-        sizes = list(np.diff(op.block_offsets))
+        self.scale_ = (1.0 / np.sqrt(self.settings.alpha * n) if self.settings.alpha > 0
+                       else 1.0)
+        caches = self._plan.caches(op, single)
         self.rows_ = []
-        for start, stop in ranges:
-            if self.row_sweep_:       # every block's parameters are in the working memory
-                plan = plan_cache(sizes, [0] * op.n_blocks, stop - start,
-                                  budget // len(ranges), single)
-                plan.cache_params = [not z for z in plan.cache_z]
-            else:
-                plan = plan_cache(sizes, [op.n_params(j) for j in range(op.n_blocks)],
-                                  stop - start, budget // len(ranges), single)
+        for (start, stop), plan in zip(ranges, caches):
             rows = X[start:stop]          # X is validated; a CSR slice needs its index dtypes
             if sp.issparse(rows):
                 rows = with_native_index_dtypes(rows)
-            columns = ColumnBlocks(op, rows, single, plan.cache_z, plan.cache_params,
-                                   self.scale_)
+            sweep = RowSweep if self.row_sweep_ else ColumnSweep
+            columns = sweep(op, rows, single, plan.cache_z, plan.cache_params, self.scale_)
             self.rows_.append(RowData(rows, Y[start:stop], columns))
         self.cache_plan = plan      # every row block gets the same share of the budget
         self.memory_estimate_ = self.memory_footprint_.total + plan.used * len(ranges)
-        self.state_ = State(s, m, block_rows, m if self.relaxation == 1.0 else 2 * m)
-        self.iteration_ = Iteration(self.loss, self.regularizer, self.alpha, self.scale_, n,
-                                    op.n_blocks, self.relaxation, self.n_threads,
+        self.state_ = State(s, m, block_rows, m if self.settings.relaxation == 1.0 else 2 * m)
+        self.iteration_ = Iteration(self.loss, self.regularizer, self.settings.alpha,
+                                    self.scale_, n, op.n_blocks, self.settings.relaxation,
+                                    self.n_threads,
                                     row_sweep=self.row_sweep_)
         self.accelerator_ = None
-        if self.acceleration == "anderson":
+        if self.settings.acceleration == "anderson":
             state, rows, nt = self.state_, self.rows_, self.n_threads
             self.accelerator_ = AndersonAcceleration(
-                self.anderson_memory, whiten=lambda f: state.whiten(f, rows, nt))
+                self.settings.anderson_memory, whiten=lambda f: state.whiten(f, rows, nt))
 
     # ---- the run ----
 
@@ -377,56 +206,56 @@ class BlockADMM:
         op = self.feature_map.transform_op_
         X, Y = dist.agree(self._check_data, X, Y)
         n_local, m = Y.shape
-        ckpt_file = (checkpoint_file(self.checkpoint, dist.rank, dist.size)
-                     if self.checkpoint is not None else None)
+        ckpt_file = (checkpoint_file(self.settings.checkpoint, dist.rank, dist.size)
+                     if self.settings.checkpoint is not None else None)
         on_node = dist.ranks_on_node()
         dist.agree(self._plan_memory, X, Y, on_node)
-        local = (n_local, X.shape[1], m, self.n_row_blocks_,
-                 ckpt_file is not None and os.path.exists(ckpt_file), self._settings(W0))
-        ranks = dist.allgather(local)
-        if len({r[2] for r in ranks}) > 1:
+        ranks = dist.allgather(_RankInfo(
+            n_local, X.shape[1], m, self.n_row_blocks_,
+            ckpt_file is not None and os.path.exists(ckpt_file), self._settings(W0)))
+        if len({r.m for r in ranks}) > 1:
             raise ValueError(f"the ranks' targets have different numbers of columns "
-                             f"{[r[2] for r in ranks]}; code labels with the global classes")
-        differ = sorted(k for k, v in ranks[0][5].items() if any(r[5][k] != v for r in ranks))
+                             f"{[r.m for r in ranks]}; code labels with the global classes")
+        differ = sorted(k for k, v in ranks[0].settings.items()
+                        if any(r.settings[k] != v for r in ranks))
         if differ:
             raise ValueError(f"the ranks were given different {', '.join(differ)}; every "
                              f"rank must pass the same settings (control flow is collective)")
-        n = int(sum(r[0] for r in ranks))
-        R = int(sum(r[3] for r in ranks))
+        n = int(sum(r.n_rows for r in ranks))
+        R = int(sum(r.n_row_blocks for r in ranks))
         self.n_rows_, self.n_row_blocks_total_ = n, R
-        self._row_start = int(sum(r[0] for r in ranks[:dist.rank]))
+        self._row_start = int(sum(r.n_rows for r in ranks[:dist.rank]))
         dist.agree(self._setup, X, Y, n)
-        resume = [r[4] for r in ranks]
+        resume = [r.resuming for r in ranks]
         if any(resume) and not all(resume):
-            raise ValueError(f"checkpoint {self.checkpoint!r}: files exist for ranks "
+            raise ValueError(f"checkpoint {self.settings.checkpoint!r}: files exist for ranks "
                              f"{[i for i, e in enumerate(resume) if e]} only; the run was "
                              f"started with another number of ranks or files were removed")
         self._ckpt_file = ckpt_file
         self._ckpt_meta = (self._checkpoint_meta(X, Y) if ckpt_file is not None else None)
-        if self.verbose and dist.is_root:
+        if self.settings.verbose and dist.is_root:
             print(f"BlockADMM: n={n} d={X.shape[1]} s={op.n_features} m={m} "
                   f"R={R} ranks={dist.size} C={op.n_blocks} threads={self.n_threads} "
-                  f"{self.precision} acceleration={self.acceleration} "
-                  f"relaxation={self.relaxation:g}; "
+                  f"{self.settings.describe()}; "
                   f"{'row' if self.row_sweep_ else 'column'} sweep; "
-                  f"rows per row block <= {max(b - a for a, b in self._ranges):,}; "
+                  f"rows per row block <= {max(b - a for a, b in self._plan.ranges):,}; "
                   f"memory {self.memory_footprint_.describe()} + caches "
                   f"{format_bytes(self.memory_estimate_ - self.memory_footprint_.total)}"
                   f" (Z blocks {self.cache_plan.n_z_cached}/{op.n_blocks}, parameters "
                   f"{self.cache_plan.n_params_cached}/{op.n_blocks})")
         self.history_ = []
         self.converged_ = False
-        rho, first = self.rho, 1
+        rho, first = self.settings.rho, 1
         if all(resume) and resume:
             rho, done = dist.agree(self._resume)
             iterations = dist.allgather(done)
             if len(set(iterations)) > 1:
-                raise ValueError(f"checkpoint {self.checkpoint!r}: the ranks' files are from "
-                                 f"different iterations {iterations} (a run was killed while "
-                                 f"writing); delete them to start afresh")
+                raise ValueError(f"checkpoint {self.settings.checkpoint!r}: the ranks' files "
+                                 f"are from different iterations {iterations} (a run was killed "
+                                 f"while writing); delete them to start afresh")
             first = done + 1
-            if self.verbose and dist.is_root:
-                print(f"BlockADMM: resuming from checkpoint {self.checkpoint} after "
+            if self.settings.verbose and dist.is_root:
+                print(f"BlockADMM: resuming from checkpoint {self.settings.checkpoint} after "
                       f"iteration {done} (rho={rho:g})")
         elif W0 is not None:
             dist.agree(self._check_warm_start, W0)
@@ -437,11 +266,12 @@ class BlockADMM:
         self.n_iter_ = len(self.history_)
         if ckpt_file is not None:
             remove_checkpoint(ckpt_file)
-        if not self.converged_ and self.n_iter_ == self.max_iter:
+        if not self.converged_ and self.n_iter_ == self.settings.max_iter:
             last = self.history_[-1]
-            warnings.warn(f"BlockADMM stopped at max_iter={self.max_iter} before reaching "
-                          f"tol={self.tol:g} (primal residual {last['primal']:.2e}, dual "
-                          f"{last['dual']:.2e}); raise max_iter or tol",
+            warnings.warn(f"BlockADMM stopped at max_iter={self.settings.max_iter} before "
+                          f"reaching tol={self.settings.tol:g} (primal residual "
+                          f"{last['primal']:.2e}, dual {last['dual']:.2e}); raise max_iter "
+                          f"or tol",
                           ConvergenceWarning, stacklevel=3)
         if self.iteration_.unconverged_rows:
             self.loss._unconverged(self.iteration_.unconverged_rows, n_local * self.n_iter_)
@@ -453,12 +283,7 @@ class BlockADMM:
 
     def _settings(self, W0):
         """What decides the collective control flow: identical on every rank."""
-        return {"max_iter": self.max_iter, "tol": self.tol, "rho": self.rho,
-                "alpha": self.alpha, "adapt_rho": self.adapt_rho,
-                "relaxation": self.relaxation, "acceleration": self.acceleration,
-                "anderson_memory": self.anderson_memory,
-                "checkpoint_every": self.checkpoint_every,
-                "checkpoint": self.checkpoint is not None, "warm start": W0 is not None,
+        return {**self.settings.collective(), "warm start": W0 is not None,
                 "callback": self.callback is not None,
                 "validation": (None if self.validation is None else
                                getattr(self.validation, "n_partial", "local")),
@@ -484,7 +309,7 @@ class BlockADMM:
         validation = self.validation
         collective_validation = hasattr(validation, "partial")
         start = time.perf_counter() - (self.history_[-1]["elapsed"] if self.history_ else 0.0)
-        for it in range(first, self.max_iter + 1):
+        for it in range(first, self.settings.max_iter + 1):
             tick = time.perf_counter()
             comm_start = dist.seconds
             x_prev = (state.local.copy(), state.shared.copy()) if accel else None
@@ -495,28 +320,23 @@ class BlockADMM:
             if guard.error is not None and dist.serial:
                 raise guard.error
             collective.complete(guard)        # a rank that failed early still takes part
-            sums = np.zeros(_N_SUMS)
+            layout = SumsLayout(_N_SUMS, validation.n_partial if collective_validation else 0,
+                                 accel.n_dots if accel else 0)
+            parts = []
             if guard.error is None:
                 with guard:
-                    sums = self.iteration_.local_sums(state, self.rows_, info)
+                    parts.append(self.iteration_.local_sums(state, self.rows_, info))
                     if collective_validation:
-                        sums = np.concatenate([sums, validation.partial(self.coef_)])
+                        parts.append(validation.partial(self.coef_))
                     if accel:
-                        sums = np.concatenate([sums, accel.residual_dots(x_prev, state)])
-            if guard.error is not None:
-                if dist.serial:
-                    raise guard.error
-                size = (_N_SUMS + (validation.n_partial if collective_validation else 0)
-                        + (len(accel.F) + 1 if accel else 0))
-                sums = np.zeros(size + 1)
-                sums[-1] = 1.0
-            else:
-                sums = np.concatenate([sums, [0.0]])      # the failure flag
-            total = dist.allreduce_sum(sums)
-            if total[-1] > 0:
+                        parts.append(accel.residual_dots(x_prev, state))
+            if guard.error is not None and dist.serial:
+                raise guard.error
+            total = dist.allreduce_sum(layout.pack(None if guard.error else parts))
+            if total[layout.failed] > 0:
                 dist.raise_failures(guard.error)
             primal, dual, eps_primal, eps_dual = residuals(state, info, total, rho,
-                                                           self.tol, R, n)
+                                                           self.settings.tol, R, n)
             record = {"iteration": it, "objective": self.iteration_.objective(total, state),
                       "primal": primal, "dual": dual, "rho": rho,
                       "prox_seconds": info.prox_seconds,
@@ -525,20 +345,19 @@ class BlockADMM:
                 raise ConvergenceError(
                     f"ADMM diverged at iteration {it} (non-finite objective or residuals);"
                     f" the data or rho={rho:g} may be badly scaled")
-            offset = _N_SUMS
             if collective_validation:
-                scores = validation.finish(total[offset:offset + validation.n_partial])
+                scores = validation.finish(total[layout.validation])
                 record.update(scores if isinstance(scores, dict) else {"validation": scores})
-                offset += validation.n_partial
             elif validation is not None:
                 record["validation"] = validation(self.coef_)
             converged = primal <= eps_primal and dual <= eps_dual
-            _as_python_numbers(record)
-            stop = self._call_back(it, record) if self.callback else False
+            as_python_numbers(record)
+            stop = (collective_callback(dist, self.callback, it, record, self.coef_)
+                    if self.callback else False)
             accel_tick = time.perf_counter()
             if accel and not (converged or stop):
-                record["acceleration"] = accel.next_point(state, total[offset:-1])
-            if self.adapt_rho and it % 10 == 0 and not (converged or stop):
+                record["acceleration"] = accel.next_point(state, total[layout.dots])
+            if self.settings.adapt_rho and it % 10 == 0 and not (converged or stop):
                 new_rho = balanced_rho(rho, primal / eps_primal, dual / eps_dual)
                 if new_rho != rho:
                     state.rescale_duals(new_rho / rho)
@@ -548,32 +367,17 @@ class BlockADMM:
             record["acceleration_seconds"] = time.perf_counter() - accel_tick
             record["seconds"] = time.perf_counter() - tick
             record["elapsed"] = time.perf_counter() - start
-            self.history_.append(_as_python_numbers(record))
-            if self.verbose and dist.is_root:
-                print(_format_record(record))
+            self.history_.append(as_python_numbers(record))
+            if self.settings.verbose and dist.is_root:
+                print(format_record(record))
             if converged:
                 self.converged_ = True
                 break
             if stop:
                 break
-            if self._ckpt_file is not None and it % self.checkpoint_every == 0:
+            if self._ckpt_file is not None and it % self.settings.checkpoint_every == 0:
                 dist.agree(self._write_checkpoint, it, rho)
         return rho
-
-    def _call_back(self, it, record):
-        """The user's callback, on every rank; under P > 1 ranks one extra 2-float
-        Allreduce makes a failure or a stop request on any rank stop every rank."""
-        dist = self._dist
-        if dist.serial:
-            return self.callback(it, record, self.coef_)
-        guard = Guard()
-        stop = False
-        with guard:
-            stop = bool(self.callback(it, record, self.coef_))
-        flags = dist.allreduce_sum([guard.error is not None, stop])
-        if flags[0] > 0:
-            dist.raise_failures(guard.error)
-        return flags[1] > 0
 
     # ---- warm start ----
 
@@ -605,7 +409,7 @@ class BlockADMM:
                 partial = [block(data.X, j) @ state.W[cols] for j, cols in enumerate(blocks)]
                 rb.O[:] = sum(partial)
                 rb.Obar[:] = rb.O
-                rb.nu[:] = -self.loss.subgradient(rb.O, data.Y) / self.rho
+                rb.nu[:] = -self.loss.subgradient(rb.O, data.Y) / self.settings.rho
                 for j, cols in enumerate(blocks):
                     Zj = block(data.X, j)
                     rb.U[cols] = Zj.T @ partial[j]
@@ -619,7 +423,7 @@ class BlockADMM:
         """The model W (s x m): the regularizer's iterate (exactly sparse for l1); it equals
         the consensus Wbar at convergence."""
         state = self.state_
-        return self.scale_ * (state.W if self.alpha > 0 else state.Wbar)
+        return self.scale_ * (state.W if self.settings.alpha > 0 else state.Wbar)
 
     # ---- checkpoints (skylite.admm.checkpoint) ----
 
@@ -631,11 +435,9 @@ class BlockADMM:
                 "m": int(Y.shape[1]), "R": self.n_row_blocks_total_, "P": dist.size,
                 "rank": dist.rank, "row_start": self._row_start, "n_local": int(Y.shape[0]),
                 "R_local": self.n_row_blocks_, "map": self.feature_map.to_dict(),
-                "alpha": float(self.alpha), "loss": {"name": self.loss.name,
-                                                     "params": self.loss.get_params()},
-                "regularizer": self.regularizer.name, "precision": self.precision,
-                "relaxation": self.relaxation, "acceleration": self.acceleration,
-                "anderson_memory": self.anderson_memory, "data": data_checksum(X, Y)}
+                "loss": {"name": self.loss.name, "params": self.loss.get_params()},
+                "regularizer": self.regularizer.name, **self.settings.checkpointed(),
+                "data": data_checksum(X, Y)}
 
     def _write_checkpoint(self, it, rho):
         arrays = self.state_.arrays()
@@ -656,6 +458,16 @@ class BlockADMM:
         self.iteration_.unconverged_rows = int(meta["unconverged_rows"])
         self.history_ = list(meta["history"])
         return float(meta["rho"]), int(meta["iteration"])
+
+
+class _RankInfo(NamedTuple):
+    """What each rank tells the others before the run (one allgather)."""
+    n_rows: int             # its rows
+    d: int                  # input features
+    m: int                  # outputs
+    n_row_blocks: int       # its row blocks
+    resuming: bool          # its checkpoint file exists
+    settings: dict          # BlockADMM._settings: what must be the same on every rank
 
 
 class _Consensus:
@@ -684,22 +496,3 @@ class _Consensus:
             dummy = np.zeros(self.shape)
             dist.reduce_sum(dummy, np.empty(self.shape) if dist.is_root else None)
             dist.broadcast(dummy)
-
-
-def _format_record(r):
-    line = (f"iter {r['iteration']:4d}  objective {r['objective']:.6e}  primal {r['primal']:.2e}"
-            f"  dual {r['dual']:.2e}  rho {r['rho']:.2g}")
-    if "validation" in r:
-        line += f"  validation {r['validation']:.4f}"
-    if "validation_loss" in r:
-        line += f" (loss {r['validation_loss']:.4g})"
-    return line + f"  {r['seconds']:.2f}s ({r['elapsed']:.1f}s)"
-
-
-def _as_python_numbers(record):
-    """`record` with numpy scalars replaced by the Python numbers they hold (exactly), so
-    that `history_` prints as plain numbers and serializes as JSON."""
-    for key, value in record.items():
-        if isinstance(value, np.generic):
-            record[key] = value.item()
-    return record

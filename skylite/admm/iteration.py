@@ -155,8 +155,8 @@ class State:
 
 
 class RowData:
-    """Row block i's data: rows X_i, coded targets Y_i (n_i x m) and its ColumnBlocks
-    (factors and caches of Z_i1..Z_iC)."""
+    """Row block i's data: rows X_i, coded targets Y_i (n_i x m) and `columns`, its block
+    store with its sweep (a ColumnSweep or RowSweep: the factors and caches of Z_i1..Z_iC)."""
 
     def __init__(self, X, Y, columns):
         self.X, self.Y, self.columns = X, Y, columns
@@ -185,7 +185,7 @@ class Iteration:
     relaxation : float in (0, 2), a
     n_threads : int
     row_sweep : bool
-        Step 3 by one pass over the rows per iteration (`ColumnBlocks.row_sweep`) instead of
+        Step 3 by one pass over the rows per iteration (`RowSweep.row_sweep`) instead of
         the sweep over the column blocks, which holds a whole n_i x s_j block per thread.
     """
 

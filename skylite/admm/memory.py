@@ -1,13 +1,14 @@
-"""Memory of BlockADMM: what a run allocates, the check before it does, the cache plan.
+"""Memory of BlockADMM: what a run allocates, the plan made before it does, the cache plan.
 
 `footprint` counts, per process and in bytes, everything the engine allocates for a run:
 the state and the iteration's temporaries (O(n m + s m)), the graph-projection factors
 (sum over blocks of min(n_i, s_j)^2 floats), the per-thread buffers of the sweep (one
 feature block n_i x s_j and the map parameters of a block: d x s_j floats for the
 projection maps, O(d) for Fastfood and TensorSketch, none for the identity map), a float32
-copy of the rows, Anderson's memory, and the transient buffers of scoring.  `check_fits`
-compares that with the available memory before anything is allocated and refuses with one
-line that says what to change.  What is left of the budget goes to caches (`plan_cache`).
+copy of the rows, Anderson's memory, and the transient buffers of scoring.  `plan_run`
+compares that with the budget and the available memory before anything is allocated, picks
+the sweep and the row blocks, and refuses a run that cannot fit with one line that says what
+to change.  What is left of the budget goes to caches (`RunPlan.caches`, `plan_cache`).
 
 The paper (Section 3) counts, per process with n_i = n / R rows, s_j = s / C features per
 block and t threads, the floats
@@ -27,20 +28,18 @@ and for the linear kernel (s = d).
 whole Z blocks first (a cached block skips the transform), then the map parameters of the
 remaining blocks.
 """
-import math
 import os
 from dataclasses import dataclass, field
 
-from ..sketch import Identity
-from ._graph_projection import row_sweep_buffer_bytes, sweep_buffer_bytes
+import numpy as np
+import scipy.sparse as sp
+
+from .._outputs import SCORING_ROWS
+from ..sketch import MAX_BLOCK, Identity, map_from_dict
+from ._column_sweep import sweep_buffer_bytes
+from ._row_sweep import row_sweep_buffer_bytes
 
 FLOAT64 = 8
-# The most floats one column block's rows and factor may take in the default block layout
-# (`default_n_blocks`): 2^28, 2 GiB of float64 (full MNIST at s_j = 4096 fits).
-BLOCK_FLOATS = 2**28
-# Rows per chunk when outputs are scored or predicted block by block (skylite.estimators;
-# memory: rows x max s_j).
-SCORING_ROWS = 8192
 
 
 def paper_estimate_bytes(n, d, m, s, R, C, t):
@@ -61,26 +60,6 @@ def paper_estimate_bytes(n, d, m, s, R, C, t):
     floats = (4 * n * m / R + 5 * s * m + n * d / R + n * m / R + t * n * s / (R * C)
               + t * s * m / C + n * m * t / R + n * m / R + s * s / C)
     return int(floats * FLOAT64)
-
-
-def default_n_blocks(n_features, n_rows, max_block=4096):
-    """The default number of column blocks C for s = n_features features and n_rows rows per
-    process (the largest over the ranks), whatever the machine or the thread count.
-
-    C is the smallest number of near-equal blocks, at least 2 (at most s), with at most
-    `max_block` columns each (None: no limit; the linear kernel, whose s = d is not chosen)
-    and whose feature block and factor, n s_j + min(n, s_j)^2 floats, stay within
-    BLOCK_FLOATS.  Few blocks converge in fewer iterations (docs/engine.md: on MNIST 20k,
-    s = 16384, 4 blocks took 128 iterations and 16 blocks 328); 4096 features per block keep
-    the factorization (n s s_j flops) and the per-thread buffers (n x s_j) moderate.
-    """
-    s, n = int(n_features), max(int(n_rows), 1)
-    widest = int((math.sqrt(n * n + 4 * BLOCK_FLOATS) - n) / 2)     # with s_j <= n
-    if widest >= n:                                               # or s_j > n
-        widest = max(widest, (BLOCK_FLOATS - n * n) // n)
-    if max_block is not None:
-        widest = min(widest, max_block)
-    return int(min(s, max(2, -(-s // max(widest, 1)))))
 
 
 def available_memory_bytes():
@@ -240,6 +219,164 @@ def footprint(op, block_rows, m, *, n_threads, single, relaxed, anderson_memory=
     largest_params = max(op.n_params(j) for j in range(op.n_blocks))
     scoring = FLOAT64 * (largest_params + min(SCORING_ROWS, rows) * max(sizes) + rows * m)
     return Footprint(persistent, sweep, scoring)
+
+
+# The automatic row-block plan (`plan_run`) splits the rows into at most this many blocks of
+# at least this many rows.
+MAX_ROW_BLOCKS = 256
+MIN_BLOCK_ROWS = 1024
+
+
+def row_ranges(n, R):
+    """[(start, stop), ...] of R near-equal row blocks of n rows."""
+    if R > n:
+        raise ValueError(f"n_row_blocks ({R}) cannot exceed the number of rows ({n})")
+    bounds = np.linspace(0, n, R + 1).round().astype(int)
+    return [(bounds[i], bounds[i + 1]) for i in range(R)]
+
+
+@dataclass
+class RunPlan:
+    """What `plan_run` decided for one process: the sweep (`row_sweep`), the row blocks
+    (`ranges`, (start, stop) each), their working memory (`footprint`) and the bytes left
+    for caches (`cache_budget`)."""
+    row_sweep: bool
+    ranges: list
+    footprint: Footprint
+    cache_budget: int
+
+    @property
+    def block_rows(self):
+        """n_i of each row block."""
+        return [int(b - a) for a, b in self.ranges]
+
+    def caches(self, op, single):
+        """The CachePlan of each row block, an equal share of `cache_budget` each.  With the
+        row sweep every block's parameters are in the working memory already: only Z blocks
+        are cached, and the parameters of the others are kept."""
+        sizes = list(np.diff(op.block_offsets))
+        share = self.cache_budget // len(self.ranges)
+        plans = []
+        for n_i in self.block_rows:
+            if self.row_sweep:
+                plan = plan_cache(sizes, [0] * op.n_blocks, n_i, share, single)
+                plan.cache_params = [not z for z in plan.cache_z]
+            else:
+                plan = plan_cache(sizes, [op.n_params(j) for j in range(op.n_blocks)], n_i,
+                                  share, single)
+            plans.append(plan)
+        return plans
+
+
+def run_footprint(op, block_rows, m, *, feature_map, regularizer, settings, n_threads,
+                  input_copy=0, row_sweep=False):
+    """The `footprint` of a BlockADMM run with these (resolved) EngineSettings, of the
+    feature map `feature_map` (its landmarks) and the regularizer (its own matrices)."""
+    return footprint(op, block_rows, m, n_threads=n_threads,
+                     single=settings.precision == "float32",
+                     relaxed=settings.relaxation != 1.0,
+                     anderson_memory=(settings.anderson_memory
+                                      if settings.acceleration else None),
+                     input_copy=input_copy, row_sweep=row_sweep,
+                     map_data=sum(a.nbytes for a in feature_map.fitted_arrays().values()),
+                     regularizer_data=(regularizer.nbytes()
+                                       if hasattr(regularizer, "nbytes") else 0))
+
+
+def plan_run(feature_map, regularizer, settings, n_threads, X, m, available):
+    """The memory plan of one process's BlockADMM run, before anything is allocated.
+
+    X: this process's rows (n_i x d); m: outputs; available: the bytes this process may use
+    (its share of the machine's available memory).  The budget B is `memory_budget`, or
+    half of `available` (None, or 0 which only turns the caches off).  The row sweep is
+    taken when `sweep` allows it, every row block has at least s_j rows, and its working
+    memory fits B (always with sweep="rows"); R is then n_row_blocks or 1.  For the column
+    sweep R is n_row_blocks if given, else the fewest row blocks (up to MAX_ROW_BLOCKS, at
+    least MIN_BLOCK_ROWS rows each) whose working memory fits in B; when none does, the R
+    of least working memory is taken if it fits in `available` and no budget was set.  The
+    cache budget is B minus the working memory (0 for memory_budget=0).
+
+    Returns (RunPlan, message of a WideInputWarning or None); raises MemoryRefused when the
+    run cannot fit, ValueError when sweep="rows" cannot be.
+    """
+    op = feature_map.transform_op_
+    n = X.shape[0]
+    converted = settings.precision == "float32" and X.dtype != np.float32
+    input_copy = (X.data.nbytes // 2 + X.indices.nbytes + X.indptr.nbytes
+                  if sp.issparse(X) else X.nbytes // 2) if converted else 0
+    given = settings.memory_budget if settings.memory_budget else None
+    budget = given if given is not None else available // 2
+
+    def need(R, row_sweep=False, op=op):
+        return run_footprint(op, [b - a for a, b in row_ranges(n, R)], m,
+                             feature_map=feature_map, regularizer=regularizer,
+                             settings=settings, n_threads=n_threads, input_copy=input_copy,
+                             row_sweep=row_sweep)
+
+    widest = int(max(np.diff(op.block_offsets)))
+    row_sweep = False
+    if settings.sweep != "columns":
+        R = settings.n_row_blocks or 1
+        fewest_rows = min(b - a for a, b in row_ranges(n, R))
+        if fewest_rows < widest and settings.sweep == "rows":
+            raise ValueError(f"sweep='rows' needs at least as many rows per row block as "
+                             f"features per column block ({widest}), got {fewest_rows}; "
+                             f"use sweep='columns' or more column blocks")
+        if fewest_rows >= widest:
+            plan = need(R, row_sweep=True)
+            row_sweep = settings.sweep == "rows" or plan.total <= min(budget, available)
+    if not row_sweep:
+        R, plan = _column_sweep_row_blocks(need, n, budget, settings.n_row_blocks)
+    ranges = row_ranges(n, R)
+    if plan.total > available:
+        raise refusal(plan, available, feature_map,
+                      _fitting_blocks(feature_map, lambda op: need(R, op=op), available))
+    if given is not None and plan.total > given:
+        tip = anderson_tip(plan)
+        anderson = f", or {tip}" if tip else ""
+        raise MemoryRefused(
+            f"memory_budget={format_bytes(given)} is less than this run's working memory, "
+            f"{plan.describe()} at the least (with {R} row block{'s' * (R > 1)}); raise "
+            f"memory_budget, or use more column blocks or fewer features{anderson} "
+            f"(docs/choosing_parameters.md, n_blocks and memory_budget)")
+    cache_budget = (0 if settings.memory_budget == 0 else
+                    max(0, min(budget, available) - plan.total))
+    return (RunPlan(row_sweep, ranges, plan, cache_budget),
+            wide_input_message(plan, feature_map))
+
+
+def _column_sweep_row_blocks(need, n, budget, n_row_blocks):
+    """(R, footprint) for the column sweep: n_row_blocks if given, else the fewest row
+    blocks whose working memory `need(R)` fits in `budget`, else the least of them."""
+    if n_row_blocks is not None:
+        return n_row_blocks, need(n_row_blocks)
+    most = max(1, min(MAX_ROW_BLOCKS, n // MIN_BLOCK_ROWS))
+    R, plan = 1, need(1)
+    best = (plan.total, R, plan)
+    while plan.total > budget and R < most:
+        R += 1
+        plan = need(R)
+        best = min(best, (plan.total, R, plan), key=lambda b: b[0])
+    if plan.total > budget:
+        _, R, plan = best
+    return R, plan
+
+
+def _fitting_blocks(fmap, need, available):
+    """The smallest number of column blocks (doubling, up to s and MAX_BLOCK) whose working
+    memory `need(op)` (op: the map's BlockTransform with that many blocks) fits in
+    `available` bytes, or None."""
+    description = fmap.to_dict()
+    if "n_blocks" not in description["params"]:        # e.g. a ComposedMap
+        return None
+    C = fmap.transform_op_.n_blocks * 2
+    while C <= min(fmap.transform_op_.n_features, MAX_BLOCK):
+        trial = map_from_dict(dict(description, params=dict(description["params"], n_blocks=C)),
+                              arrays=fmap.fitted_arrays())
+        if need(trial.transform_op_).total <= available:
+            return C
+        C *= 2
+    return None
 
 
 # the name of Anderson acceleration's memory among a Footprint's persistent parts, and

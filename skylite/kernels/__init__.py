@@ -1,5 +1,6 @@
 """Exact kernels with row-blocked Gram matrices, each able to build its own feature map."""
-from ._kernels import (ExpSemigroup, Gaussian, Kernel, Laplacian, Linear, Matern,
-                       Polynomial)
+from ._kernels import (KERNEL_PARAMETERS, KERNELS, ExpSemigroup, Gaussian, Kernel, Laplacian,
+                       Linear, Matern, Polynomial)
 
-__all__ = ["Kernel", "Gaussian", "Laplacian", "Matern", "Polynomial", "ExpSemigroup", "Linear"]
+__all__ = ["KERNELS", "KERNEL_PARAMETERS", "Kernel", "Gaussian", "Laplacian", "Matern",
+           "Polynomial", "ExpSemigroup", "Linear"]

@@ -348,3 +348,19 @@ class Linear(Kernel):
                 "jlt": functools.partial(_sketch, cls=JLT),
                 "srht": functools.partial(_sketch, cls=SRHT),
                 "countsketch": functools.partial(_sketch, cls=CountSketch)}
+
+
+#: kernel name -> (class, the names of its parameters); "rbf" is scikit-learn's name of the
+#: Gaussian kernel.  The estimators' `kernel=` names and parameters come from here.
+KERNELS = {
+    "gaussian": (Gaussian, ("sigma",)),
+    "rbf": (Gaussian, ("sigma",)),
+    "laplacian": (Laplacian, ("sigma",)),
+    "matern": (Matern, ("nu", "length_scale")),
+    "polynomial": (Polynomial, ("degree", "gamma", "coef0")),
+    "exp_semigroup": (ExpSemigroup, ("beta",)),
+    "linear": (Linear, ()),
+}
+#: every kernel parameter name, with gamma, scikit-learn's alternative to sigma
+KERNEL_PARAMETERS = tuple(dict.fromkeys(
+    [name for _, names in KERNELS.values() for name in names] + ["gamma"]))

@@ -116,6 +116,21 @@ cdef class Loss:
         return bad
 
     # ---- Python fronts ------------------------------------------------------------------
+    def check_targets(self, Y, *, n_threads=None):
+        """Raise ValueError unless Y holds finite targets coded as this loss requires
+        (skylite.prox.coding): what `value`, `prox` and `subgradient` check first.  The
+        engine calls it once, before its nogil kernels, which check nothing.
+
+        Parameters
+        ----------
+        Y : array-like of shape (n, m)
+            The targets y_i, one row each.
+        n_threads : int or None, default=None
+            OpenMP threads of the check (None: every available core).
+        """
+        cdef int nt = resolve_threads(n_threads)
+        self._check_targets(check_matrix(Y, "Y", n_threads=nt), nt)
+
     def _check_targets(self, Y, n_threads=1):
         """Raise ValueError unless Y is coded as this loss requires (overridden)."""
 

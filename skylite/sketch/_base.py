@@ -11,6 +11,8 @@ j is an independent random map z_j whose parameters come from (seed, j) alone, a
 scikit-learn transformers (`fit_transform`, `get_feature_names_out`, `set_output`, usable in
 a `Pipeline`).
 """
+import math
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -22,6 +24,33 @@ from .._validation import (FLOAT_DTYPES, check_nonnegative, check_positive, nati
 
 # the most features of one map: column indices are 32-bit in native code
 MAX_FEATURES = 2**31 - 1
+
+
+# The most floats one column block's rows and factor may take in the default block layout
+# (`default_n_blocks`): 2^28, 2 GiB of float64 (full MNIST at s_j = 4096 fits).
+BLOCK_FLOATS = 2**28
+# The most features per column block in the default layout (`default_n_blocks`).
+MAX_BLOCK = 4096
+
+
+def default_n_blocks(n_features, n_rows, max_block=MAX_BLOCK):
+    """The default number of column blocks C for s = n_features features and n_rows rows per
+    process (the largest over the ranks), whatever the machine or the thread count.
+
+    C is the smallest number of near-equal blocks, at least 2 (at most s), with at most
+    `max_block` columns each (None: no limit; the linear kernel, whose s = d is not chosen)
+    and whose feature block and factor, n s_j + min(n, s_j)^2 floats, stay within
+    BLOCK_FLOATS.  Few blocks converge in fewer iterations (docs/engine.md: on MNIST 20k,
+    s = 16384, 4 blocks took 128 iterations and 16 blocks 328); 4096 features per block keep
+    the factorization (n s s_j flops) and the per-thread buffers (n x s_j) moderate.
+    """
+    s, n = int(n_features), max(int(n_rows), 1)
+    widest = int((math.sqrt(n * n + 4 * BLOCK_FLOATS) - n) / 2)     # with s_j <= n
+    if widest >= n:                                               # or s_j > n
+        widest = max(widest, (BLOCK_FLOATS - n * n) // n)
+    if max_block is not None:
+        widest = min(widest, max_block)
+    return int(min(s, max(2, -(-s // max(widest, 1)))))
 
 
 def even_block_sizes(n_features, n_blocks):

@@ -1,0 +1,125 @@
+# The block store of one row block X_i (docs/engine.md): what the two sweeps over its column
+# blocks share.  `ColumnBlocks` keeps, per column block j, the graph-projection factor, the
+# cached Z_ij or map parameters the memory plan allows, and regenerates Z_ij from (seed, j);
+# the sweeps are its subclasses, one file each: `_column_sweep.ColumnSweep` (one whole block
+# per thread) and `_row_sweep.RowSweep` (one pass over tiles of rows).  Per-thread scratch
+# sizes come from one formula (`thread_lengths`) and are carved in one place (`carve`).
+cimport numpy as cnp
+
+from skylite.sketch._transform cimport BlockTransform, Rows
+
+# Phases timed by the sweeps, in the order of `ColumnBlocks.seconds` (PHASES names them).
+cdef enum Phase:
+    T_TRANSFORM
+    T_FACTOR
+    T_PRODUCTS
+    T_SOLVE
+    T_REDUCE
+    N_PHASES
+
+# Rows per float32 ssyrk product whose result is added to the float64 factor.
+cdef enum:
+    FACTOR_ROWS = 2048
+
+ctypedef struct Scratch:
+    # One thread's buffers (sizes for the widest block, s_max; `thread_lengths`).
+    void *z             # n x s_max block in the transform's precision (uncached blocks)
+    double *z64         # n x s_max float64 widening of a float32 Woodbury block
+    double *params      # map parameters (float32 in the first half when single)
+    double *work        # the transform's work space
+    double *p           # s_max x k: P = Z^T B
+    double *r           # s_max x m: right-hand side, then W'_j
+    double *u           # s_max x m: Z^T Z W'_j
+    double *v           # n x m: Woodbury temporary
+    float *b32          # TILE_ROWS x k: a tile of B in float32
+    float *p32          # s_max x k: one tile's Z^T B in float32
+    float *w32          # s_max x m: W'_j in float32
+    float *o32          # n x m: O'_j in float32
+    float *g32          # s_max x s_max: one chunk's Z^T Z in float32
+    double *clock       # N_PHASES seconds
+
+# The buffers of Scratch a pass needs (`thread_lengths`'s `parts`).
+cdef enum Part:
+    PART_Z = 1          # z
+    PART_Z64 = 2        # z64 (float32 with a Woodbury block only)
+    PART_PARAMS = 4     # params
+    PART_WORK = 8       # work
+    PART_P = 16         # p
+    PART_SOLVE = 32     # r, u
+    PART_V = 64         # v
+    PART_TILE32 = 128   # b32, p32 (float32 only)
+    PART_OUT32 = 256    # w32, o32 (float32 only)
+    PART_GRAM32 = 512   # g32 (float32 only)
+
+ctypedef struct Lengths:
+    # Elements of each of one thread's buffers (0: not needed); see `thread_lengths`.
+    Py_ssize_t zsize    # bytes per element of a feature block (4 with float32, else 8)
+    Py_ssize_t z, z64, params, work, p, r, u, v, clock
+    Py_ssize_t b32, p32, w32, o32, g32
+    Py_ssize_t doubles  # params + work + p + r + u + v + clock
+    Py_ssize_t floats   # b32 + p32 + w32 + o32 + g32
+
+ctypedef struct Buffers:
+    # The memory behind every thread's Scratch (`carve`, `release`).
+    char *z
+    double *z64
+    double *d
+    float *f
+    Scratch *scratch
+
+cdef Lengths thread_lengths(BlockTransform T, Py_ssize_t n, Py_ssize_t m, Py_ssize_t k,
+                            bint single, int parts)
+cdef bint carve(Buffers *b, Lengths L, int n_threads)
+cdef void release(Buffers *b)
+cdef void add_zt_b(const void *Z, bint f32, const double *B, double *p, Py_ssize_t first,
+                   Py_ssize_t stop, int s, int k, Scratch *sc) noexcept nogil
+cdef void add_gram_f32(const float *Z, int rows, int s, double *L, float *g) noexcept nogil
+
+# Per-element steps of both sweeps' solves, inline in each (one O(s_j m) loop each).
+cdef inline void right_hand_side(double *r, const double *Wbar, const double *mu_p,
+                                 const double *U, const double *p, Py_ssize_t off, int s,
+                                 int m, int k) noexcept nogil:
+    """r = Wbar_j - mu'_j + U_j + p[:, :m] for block j (rows off:off+s of the s x m state)."""
+    cdef Py_ssize_t a, c
+    for a in range(s):
+        for c in range(m):
+            r[a * m + c] = (Wbar[(off + a) * m + c] - mu_p[(off + a) * m + c]
+                            + U[(off + a) * m + c] + p[a * k + c])
+
+
+cdef inline void update_u(double *U, const double *u, const double *p, Py_ssize_t off, int s,
+                          int m, int k, double relax) noexcept nogil:
+    """U_j <- relax u + (1 - relax) (U_j + p[:, m:]), p[:, m:] = (Z^T Dbar/(C+1))_j."""
+    cdef Py_ssize_t a, c
+    for a in range(s):
+        for c in range(m):
+            if relax == 1.0:
+                U[(off + a) * m + c] = u[a * m + c]
+            else:
+                U[(off + a) * m + c] = (relax * u[a * m + c] + (1.0 - relax) * (
+                    U[(off + a) * m + c] + p[a * k + m + c]))
+
+
+cdef class ColumnBlocks:
+    cdef BlockTransform T
+    cdef Rows rows
+    cdef list keep
+    cdef readonly Py_ssize_t n_rows, n_blocks, max_block
+    cdef readonly bint single
+    cdef Py_ssize_t[::1] offsets
+    cdef int[::1] woodbury, factored, z_filled
+    cdef void **factor
+    cdef void **zcache
+    cdef void **params
+    cdef list arrays            # owners of the memory behind the pointers above
+    cdef readonly double[::1] seconds
+    cdef readonly double scale
+
+    cdef void *_own(self, cnp.ndarray a)
+    cdef void _add_clocks(self, Scratch *scratch, int n_threads, int first, int stop)
+    cdef void _generate(self, Py_ssize_t j, const void *params, Py_ssize_t first,
+                        Py_ssize_t stop, void *out, Py_ssize_t ld, Scratch *sc) noexcept nogil
+    cdef void _solve_factored(self, Py_ssize_t j, const double *Wbar, const double *mu_p,
+                              double *U, double *Wp, const double *p, int m, int k,
+                              double relax, Scratch *sc) noexcept nogil
+    cdef void _whiten_block(self, Py_ssize_t j, double *V, int m) noexcept nogil

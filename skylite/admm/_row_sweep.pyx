@@ -1,0 +1,344 @@
+# cython: language_level=3
+"""The row sweep of BlockADMM's graph projection for one row block i (docs/engine.md, "Two
+ways through Z"), used when every block has s_j <= n_i: `solve` every block from
+G = Z_i^T B (carried from the previous iteration; `factor_and_project` makes it, with the
+factors, at the start and after Anderson moves the state), then `row_sweep`, one pass over
+tiles of ROW_TILE rows that computes S = Z_i W'_i and the next G from the same tile of every
+block.  It holds no n_i x s_j block.  `Iteration._row_sweep` (skylite/admm/iteration.py) says
+why that is the same step as the column sweep's; the factors, caches and precision rules are
+the block store's (`skylite.admm._column_blocks`).
+"""
+cimport numpy as cnp
+from cython.parallel cimport prange, threadid
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset
+from openmp cimport omp_get_wtime
+from scipy.linalg.cython_blas cimport dgemm, dsyrk, sgemm
+from scipy.linalg.cython_lapack cimport dpotrf
+
+from skylite.sketch._transform cimport BlockTransform, TILE_ROWS
+from skylite.admm._column_blocks cimport (
+    ColumnBlocks, Scratch, Lengths, Buffers, thread_lengths, carve, release, add_zt_b,
+    add_gram_f32, PART_Z, PART_PARAMS, PART_WORK, PART_SOLVE, PART_TILE32, PART_GRAM32,
+    T_TRANSFORM, T_FACTOR, T_PRODUCTS, T_SOLVE, T_REDUCE, N_PHASES, FACTOR_ROWS)
+
+cnp.import_array()
+
+# Rows per tile of the row sweep: a tile of every block (ROW_TILE x s features, 16 MiB in
+# float32 at s = 16384) stays in the cache between Z W' and Z^T B.  It is the transform's
+# own tile, so that the row sweep transforms the same row ranges as the block caches are
+# filled with: BLAS may round a row's product differently with the number of rows in the
+# call (OpenBLAS's sgemm does on AMD EPYC), and a cached block must equal a regenerated one.
+cdef enum:
+    ROW_TILE = TILE_ROWS
+
+# The threads' buffers of each pass (`thread_lengths`): the factorization's, the solve's,
+# and the pass over the rows' (whose tiles, below, all threads share).
+cdef int FACTOR_PARTS = PART_Z | PART_PARAMS | PART_WORK | PART_TILE32 | PART_GRAM32
+cdef int SOLVE_PARTS = PART_SOLVE
+cdef int ROW_PASS_PARTS = PART_WORK
+
+
+ctypedef struct RowPass:
+    # The buffers of one pass over the rows, shared by the threads (each block writes its
+    # own part of them).
+    char *tile          # ROW_TILE x s: a tile of every uncached block
+    double *slots       # C x ROW_TILE x m: each block's Z_tj W'_j
+    double *bt          # ROW_TILE x k: B_t
+    float *b32          # ROW_TILE x k: B_t in float32
+    float *w32          # s x m: W' in float32
+    float *p32          # s x k: each block's Z_tj^T B_t in float32
+    float *o32          # C x ROW_TILE x m: each block's Z_tj W'_j in float32
+
+
+def row_sweep_buffer_bytes(BlockTransform transform_op, Py_ssize_t n_rows, Py_ssize_t m,
+                           Py_ssize_t k, bint single, int n_threads):
+    """What the row sweep keeps and allocates, in bytes (the larger of its two passes,
+    `factor_and_project` and `row_sweep`): {"parameters": every block's map parameters,
+    kept for the run; "blocks": the feature tiles; "other": the rest}."""
+    cdef Py_ssize_t j, C = transform_op.n_blocks, s_all = transform_op.n_features
+    cdef Py_ssize_t chunk = min(n_rows, <Py_ssize_t> FACTOR_ROWS)
+    cdef Lengths F = thread_lengths(transform_op, chunk, 0, k, single, FACTOR_PARTS)
+    cdef Lengths R = thread_lengths(transform_op, ROW_TILE, m, k, single, ROW_PASS_PARTS)
+    cdef Py_ssize_t params = 0
+    for j in range(C):
+        params += transform_op.param_size(j)
+    factor_pass = {"blocks": n_threads * F.z * F.zsize,
+                   "other": n_threads * (8 * F.doubles + 4 * F.floats)}
+    row_pass = {"blocks": ROW_TILE * s_all * R.zsize,
+                "other": (8 * (C * ROW_TILE * m + ROW_TILE * k + n_threads * R.doubles)
+                          + 4 * (ROW_TILE * k + s_all * m + s_all * k + C * ROW_TILE * m))}
+    return {"parameters": params * R.zsize,
+            "blocks": max(factor_pass["blocks"], row_pass["blocks"]),
+            "other": max(factor_pass["other"], row_pass["other"])}
+
+
+cdef class RowSweep(ColumnBlocks):
+    """The column blocks of one row block, swept by tiles of rows (module docstring); see
+    `ColumnBlocks` for the parameters."""
+
+    @property
+    def row_sweep_possible(self):
+        """True when every block is factored as Z^T Z + I (n_i >= s_j) and has its map
+        parameters or its Z cached, which the row sweep needs."""
+        cdef Py_ssize_t j
+        for j in range(self.n_blocks):
+            if self.woodbury[j] or (self.params[j] == NULL and self.zcache[j] == NULL):
+                return False
+        return True
+
+    def _require_row_sweep(self):
+        if not self.row_sweep_possible:
+            raise ValueError("the row sweep needs every block factored as Z^T Z + I "
+                             "(n_i >= s_j) and every block's parameters or Z kept")
+
+    def factor_and_project(self, double[:, ::1] B, double[:, ::1] G, bint project,
+                           int n_threads):
+        """Factor every block not yet factored (L L^T = Z^T Z + I, accumulated over chunks
+        of FACTOR_ROWS rows) and, if `project`, G = Z_i^T B (s x k), one pass over each
+        block in parallel over blocks; planned Z caches are filled on the way.
+
+        B: n_i x k.  Returns the number of blocks whose factorization failed."""
+        cdef Py_ssize_t n = self.n_rows, k = B.shape[1], i
+        cdef Py_ssize_t C = self.n_blocks, chunk = min(n, <Py_ssize_t> FACTOR_ROWS)
+        if B.shape[0] != n or G.shape[1] != k or G.shape[0] != self.T.n_features:
+            raise ValueError("B and G do not match the column blocks")
+        self._require_row_sweep()
+        cdef Lengths L = thread_lengths(self.T, chunk, 0, k, self.single, FACTOR_PARTS)
+        cdef Buffers buffers
+        cdef int failures = 0
+        if not carve(&buffers, L, n_threads):
+            raise MemoryError("could not allocate the factorization's per-thread buffers")
+        try:
+            for i in prange(C, nogil=True, schedule='dynamic', chunksize=1,
+                            num_threads=min(n_threads, C)):
+                failures += self._factor_project_block(i, &B[0, 0], &G[0, 0], k, project,
+                                                       &buffers.scratch[threadid()])
+            self._add_clocks(buffers.scratch, n_threads, 0, <int> N_PHASES)
+        finally:
+            release(&buffers)
+        return failures
+
+    cdef int _factor_project_block(self, Py_ssize_t j, const double *B, double *G,
+                                   Py_ssize_t k_, bint project, Scratch *sc) noexcept nogil:
+        """Block j of `factor_and_project` (one thread).  Returns 1 if its factorization
+        failed."""
+        cdef Py_ssize_t off = self.offsets[j], n = self.n_rows, first, stop, a
+        cdef int s = <int> (self.offsets[j + 1] - off), k = <int> k_, info = 0, rows
+        cdef bint factor = not self.factored[j], cached = self.zcache[j] != NULL
+        cdef double one = 1.0
+        cdef double *L = <double *> self.factor[j]
+        cdef double *p = G + off * k
+        cdef double start
+        cdef void *Z
+        cdef void *params = self.params[j]
+        if not factor and not project:
+            return 0
+        if params == NULL and not (cached and self.z_filled[j]):
+            params = sc.params
+            if self.single:
+                self.T.make_params_f32(j, <float *> params)
+            else:
+                self.T.make_params_f64(j, <double *> params)
+        if factor:
+            memset(L, 0, <Py_ssize_t> s * s * sizeof(double))
+        if project:
+            memset(p, 0, <Py_ssize_t> s * k * sizeof(double))
+        first = 0
+        while first < n:
+            stop = min(n, first + FACTOR_ROWS)
+            rows = <int> (stop - first)
+            start = omp_get_wtime()
+            if cached:
+                Z = <char *> self.zcache[j] + first * s * (4 if self.single else 8)
+                if not self.z_filled[j]:
+                    self._generate(j, params, first, stop, Z, s, sc)
+            else:
+                Z = sc.z
+                self._generate(j, params, first, stop, Z, s, sc)
+            sc.clock[<int> T_TRANSFORM] += omp_get_wtime() - start
+            start = omp_get_wtime()
+            if factor:
+                if self.single:
+                    add_gram_f32(<float *> Z, rows, s, L, sc.g32)
+                else:
+                    dsyrk(b'L', b'N', &s, &rows, &one, <double *> Z, &s, &one, L, &s)
+            sc.clock[<int> T_FACTOR] += omp_get_wtime() - start
+            start = omp_get_wtime()
+            if project:
+                add_zt_b(Z, self.single, B + first * k, p, 0, rows, s, k, sc)
+            sc.clock[<int> T_PRODUCTS] += omp_get_wtime() - start
+            first = stop
+        if cached:
+            self.z_filled[j] = 1
+        if factor:
+            start = omp_get_wtime()
+            for a in range(s):
+                L[a * s + a] += 1.0
+            dpotrf(b'L', &s, L, &s, &info)
+            self.factored[j] = 1
+            sc.clock[<int> T_FACTOR] += omp_get_wtime() - start
+        return info != 0
+
+    def solve(self, double[:, ::1] Wbar, double[:, ::1] mu_p, double[:, ::1] U,
+              double[:, ::1] Wp, double[:, ::1] G, double relax, int n_threads):
+        """W'_j = (Z^T Z + I)^-1 [Wbar_j - mu'_j + U_j + G_j[:, :m]] and U_j <- relax Z^T Z
+        W'_j + (1 - relax)(U_j + G_j[:, m:]) for every block, in parallel over blocks, from
+        G = Z_i^T B (s x k) and the factors: no pass over Z."""
+        cdef Py_ssize_t m = Wbar.shape[1], k = G.shape[1], s_all = self.T.n_features, i
+        cdef Py_ssize_t C = self.n_blocks
+        if (Wbar.shape[0] != s_all or mu_p.shape[0] != s_all or U.shape[0] != s_all
+                or Wp.shape[0] != s_all or G.shape[0] != s_all or mu_p.shape[1] != m
+                or U.shape[1] != m or Wp.shape[1] != m
+                or k != (m if relax == 1.0 else 2 * m)):
+            raise ValueError("state arrays do not match the column blocks")
+        if not self.factored_all:
+            raise ValueError("solve needs every block's factor: run factor_and_project first")
+        cdef Lengths L = thread_lengths(self.T, 0, m, k, self.single, SOLVE_PARTS)
+        cdef Buffers buffers
+        if not carve(&buffers, L, n_threads):
+            raise MemoryError("could not allocate the solve's per-thread buffers")
+        try:
+            for i in prange(C, nogil=True, schedule='dynamic', chunksize=1,
+                            num_threads=min(n_threads, C)):
+                self._solve_factored(i, &Wbar[0, 0], &mu_p[0, 0], &U[0, 0], &Wp[0, 0],
+                                     &G[0, 0] + self.offsets[i] * k, <int> m, <int> k, relax,
+                                     &buffers.scratch[threadid()])
+            self._add_clocks(buffers.scratch, n_threads, <int> T_SOLVE, <int> T_SOLVE + 1)
+        finally:
+            release(&buffers)
+
+    def row_sweep(self, double[:, ::1] Wp, double[:, ::1] E, double[::1] coefs,
+                  double[:, ::1] S, double[:, ::1] G, int n_threads):
+        """One pass over the rows, ROW_TILE rows at a time:
+
+            S_t <- sum_j Z_tj W'_j                 (block order)
+            B_t <- E_t + [coefs[0] S_t | coefs[1] S_t | ...]
+            G_j <- G_j + Z_tj^T B_t                (tile order, per block)
+
+        so that S = Z_i W'_i and G = Z_i^T (E + S coefs) come from one transform of each
+        tile, read while it is in cache.  Within a tile the blocks run in parallel; S sums
+        the blocks and G_j the tiles in a fixed order, so the result does not depend on the
+        thread count.  Wp: s x m; E: n_i x k; coefs: k/m values; S (written): n_i x m;
+        G (written): s x k."""
+        cdef Py_ssize_t n = self.n_rows, m = Wp.shape[1], k = E.shape[1], C = self.n_blocks
+        cdef Py_ssize_t s_all = self.T.n_features, h = k // m
+        cdef Py_ssize_t a, c, q, first, rows, jj
+        if (Wp.shape[0] != s_all or G.shape[0] != s_all or G.shape[1] != k
+                or E.shape[0] != n or S.shape[0] != n or S.shape[1] != m
+                or k not in (m, 2 * m) or coefs.shape[0] != h):
+            raise ValueError("state arrays do not match the column blocks")
+        self._require_row_sweep()
+        cdef Lengths L = thread_lengths(self.T, ROW_TILE, m, k, self.single, ROW_PASS_PARTS)
+        cdef Py_ssize_t len_slots = C * ROW_TILE * m
+        cdef RowPass rp
+        cdef Buffers buffers
+        cdef bint carved = carve(&buffers, L, n_threads)
+        cdef double start
+        rp.tile = <char *> malloc(ROW_TILE * s_all * L.zsize)
+        rp.slots = <double *> malloc(len_slots * sizeof(double))
+        rp.bt = <double *> malloc(ROW_TILE * k * sizeof(double))
+        rp.b32 = <float *> malloc((ROW_TILE * k + s_all * m + s_all * k + len_slots)
+                                  * sizeof(float))
+        try:
+            if (not carved or rp.tile == NULL or rp.slots == NULL or rp.bt == NULL
+                    or rp.b32 == NULL):
+                raise MemoryError("could not allocate the row sweep's buffers")
+            rp.w32 = rp.b32 + ROW_TILE * k
+            rp.p32 = rp.w32 + s_all * m
+            rp.o32 = rp.p32 + s_all * k
+            if self.single:
+                for a in range(s_all * m):
+                    rp.w32[a] = <float> Wp[a // m, a % m]
+            G[...] = 0.0
+            with nogil:
+                first = 0
+                while first < n:
+                    rows = min(<Py_ssize_t> ROW_TILE, n - first)
+                    for jj in prange(C, schedule='static', chunksize=1,
+                                     num_threads=min(n_threads, C)):
+                        self._tile_outputs(jj, first, rows, &Wp[0, 0], m, &rp,
+                                           &buffers.scratch[threadid()])
+                    # S_t and B_t (serial: ROW_TILE x m x C additions)
+                    start = omp_get_wtime()
+                    for a in range(rows):
+                        for c in range(m):
+                            S[first + a, c] = 0.0
+                            for q in range(C):
+                                S[first + a, c] += rp.slots[(q * ROW_TILE + a) * m + c]
+                            for q in range(h):
+                                rp.bt[a * k + q * m + c] = (E[first + a, q * m + c]
+                                                            + coefs[q] * S[first + a, c])
+                                rp.b32[a * k + q * m + c] = <float> rp.bt[a * k + q * m + c]
+                    buffers.scratch[0].clock[<int> T_REDUCE] += omp_get_wtime() - start
+                    for jj in prange(C, schedule='static', chunksize=1,
+                                     num_threads=min(n_threads, C)):
+                        self._tile_gradient(jj, first, rows, &G[0, 0], k, &rp,
+                                            &buffers.scratch[threadid()])
+                    first += rows
+            self._add_clocks(buffers.scratch, n_threads, 0, <int> N_PHASES)
+        finally:
+            if carved:
+                release(&buffers)
+            free(rp.tile); free(rp.slots); free(rp.bt); free(rp.b32)
+
+    cdef void *_tile_z(self, Py_ssize_t j, Py_ssize_t first, RowPass *rp,
+                       int *ld) noexcept nogil:
+        """Where rows first:first+ROW_TILE of block j are: in its cache (ld s_j) or at its
+        columns of the shared tile (ld s)."""
+        cdef Py_ssize_t off = self.offsets[j], s = self.offsets[j + 1] - off
+        if self.zcache[j] != NULL:
+            ld[0] = <int> s
+            return <char *> self.zcache[j] + first * s * (4 if self.single else 8)
+        ld[0] = <int> self.T.n_features
+        return rp.tile + off * (4 if self.single else 8)
+
+    cdef void _tile_outputs(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t rows_,
+                            const double *Wp, Py_ssize_t m_, RowPass *rp,
+                            Scratch *sc) noexcept nogil:
+        """The first half of a tile for block j: Z_tj (regenerated unless cached) and its
+        slot Z_tj W'_j (rows x m, float64)."""
+        cdef Py_ssize_t off = self.offsets[j], a
+        cdef int s = <int> (self.offsets[j + 1] - off), m = <int> m_, rows = <int> rows_, ld
+        cdef double one = 1.0, zero = 0.0
+        cdef float onef = 1.0, zerof = 0.0
+        cdef double *slot = rp.slots + j * ROW_TILE * m
+        cdef float *o32 = rp.o32 + j * ROW_TILE * m
+        cdef double start = omp_get_wtime()
+        cdef void *Z = self._tile_z(j, first, rp, &ld)
+        if self.zcache[j] == NULL:
+            self._generate(j, self.params[j], first, first + rows, Z, ld, sc)
+        sc.clock[<int> T_TRANSFORM] += omp_get_wtime() - start
+        start = omp_get_wtime()
+        if self.single:
+            sgemm(b'N', b'N', &m, &rows, &s, &onef, rp.w32 + off * m, &m, <float *> Z, &ld,
+                  &zerof, o32, &m)
+            for a in range(rows * m):
+                slot[a] = o32[a]
+        else:
+            dgemm(b'N', b'N', &m, &rows, &s, &one, Wp + off * m, &m, <double *> Z, &ld,
+                  &zero, slot, &m)
+        sc.clock[<int> T_PRODUCTS] += omp_get_wtime() - start
+
+    cdef void _tile_gradient(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t rows_,
+                             double *G, Py_ssize_t k_, RowPass *rp,
+                             Scratch *sc) noexcept nogil:
+        """The second half of a tile for block j: G_j += Z_tj^T B_t (float32 tiles: sgemm,
+        the result added in float64)."""
+        cdef Py_ssize_t off = self.offsets[j], a
+        cdef int s = <int> (self.offsets[j + 1] - off), k = <int> k_, rows = <int> rows_, ld
+        cdef double one = 1.0
+        cdef float onef = 1.0, zerof = 0.0
+        cdef float *p32 = rp.p32 + off * k
+        cdef double *p = G + off * k
+        cdef double start = omp_get_wtime()
+        cdef void *Z = self._tile_z(j, first, rp, &ld)
+        if self.single:
+            sgemm(b'N', b'T', &k, &s, &rows, &onef, rp.b32, &k, <float *> Z, &ld, &zerof,
+                  p32, &k)
+            for a in range(s * k):
+                p[a] += p32[a]
+        else:
+            dgemm(b'N', b'T', &k, &s, &rows, &one, rp.bt, &k, <double *> Z, &ld,
+                  &one, p, &k)
+        sc.clock[<int> T_PRODUCTS] += omp_get_wtime() - start
