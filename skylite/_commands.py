@@ -2,6 +2,7 @@
 line and calls these with its arguments and the run's `Distributed`)."""
 import contextlib
 import os
+import re
 import sys
 import time
 import warnings
@@ -279,10 +280,24 @@ def _array_options(args, *, labels):
 _EXPECTED = (ValueError, TypeError, OSError, MemoryError, ConvergenceError, RuntimeError)
 
 
+# Parameters named in the engine's and estimators' messages -> the flags that set them
+_FLAGS = ((re.compile(r"\bacceleration=None\b"), "--acceleration none"),
+          (re.compile(r"\bn_blocks=(\d+)"), r"--blocks \1"),
+          (re.compile(r"\(n_features\)"), "(--features)"))
+
+
+def _as_flags(message):
+    """`message` with the estimator parameters it names written as the command's flags."""
+    for parameter, flag in _FLAGS:
+        message = parameter.sub(flag, message)
+    return message
+
+
 def one_line(exc):
-    """The message of an error on one line; an unexpected kind of error is named."""
+    """The message of an error on one line, parameters named as flags; an unexpected kind
+    of error is named."""
     lines = str(exc).strip().splitlines() or [type(exc).__name__]
-    message = lines[0]
+    message = _as_flags(lines[0])
     return message if isinstance(exc, _EXPECTED) else f"{type(exc).__name__}: {message}"
 
 

@@ -1,5 +1,6 @@
 """The memory a run needs, counted before it allocates; the refusal when it does not fit; the
 default block layout, which depends on the problem only."""
+import re
 import warnings
 
 import numpy as np
@@ -78,7 +79,7 @@ def test_a_run_that_does_not_fit_is_refused_before_allocating(monkeypatch):
     assert "linear kernel" in message and "linear sketch" in message
     assert "docs/choosing_parameters.md" in message
     # the advice names a block count that fits, and it does
-    blocks = int(message.split("n_blocks=")[1].split()[0])
+    blocks = int(re.search(r"n_blocks=(\d+)", message).group(1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = KernelSVC(n_features=256, n_blocks=blocks, max_iter=2, n_threads=2).fit(X, y)
@@ -129,8 +130,11 @@ def test_a_budget_too_small_for_anderson_says_to_turn_it_off(pendigits):
         warnings.simplefilter("ignore")
         plain = KernelLogisticRegression(acceleration=None, memory_budget=0, **common).fit(X, y)
     budget = plain.memory_estimate_ + 2**20           # the working memory: nothing is cached
-    with pytest.raises(MemoryError, match=r"acceleration=None \(--acceleration none\)"):
+    with pytest.raises(MemoryError, match=r"acceleration=None: Anderson") as refused:
         KernelLogisticRegression(memory_budget=budget, **common).fit(X, y)
+    assert "--" not in str(refused.value)      # the engine names parameters, not flags
+    from skylite._commands import one_line
+    assert "--acceleration none: Anderson" in one_line(refused.value)   # the CLI's flags
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         KernelLogisticRegression(acceleration=None, memory_budget=budget, **common).fit(X, y)

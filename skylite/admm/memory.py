@@ -382,8 +382,8 @@ def _fitting_blocks(fmap, need, available):
 # the name of Anderson acceleration's memory among a Footprint's persistent parts, and
 # the advice a refusal gives for it
 ANDERSON_PART = "Anderson memory"
-ANDERSON_TIP = ("acceleration=None (--acceleration none): Anderson acceleration keeps copies "
-                "of the iteration's state")
+ANDERSON_TIP = ("acceleration=None: Anderson acceleration keeps copies of the iteration's "
+                "state")
 
 
 def anderson_tip(need):
@@ -400,10 +400,9 @@ def refusal(need, available, fmap, fitting_blocks):
     """The MemoryRefused for a run whose Footprint `need` exceeds `available` bytes: one
     line with what is needed, what is available and what to change, led by the largest
     part.  fitting_blocks: the smallest number of column blocks that would fit, or None."""
-    more_blocks = (f"n_blocks={fitting_blocks} (--blocks {fitting_blocks})"
-                   if fitting_blocks else None)
+    more_blocks = f"n_blocks={fitting_blocks}" if fitting_blocks else None
     fewer_features = ("fewer input columns (the linear kernel has s = d)"
-                      if isinstance(fmap, Identity) else "fewer features (n_features, --features)")
+                      if isinstance(fmap, Identity) else "fewer features (n_features)")
     largest = need.largest()
     if largest == "map parameters":
         tips = [f"{type(fmap).__name__} draws a {fmap.n_features_in_} x s_j matrix per "
