@@ -143,7 +143,20 @@ Iterations between checkpoints.""", collective=True)
 
     @classmethod
     def check(cls, name, value):
-        """`value` checked (and coerced) as option `name` would be; ValueError if not."""
+        """`value` checked (and coerced) as option `name` would be; ValueError if not.
+
+        Parameters
+        ----------
+        name : str
+            An option's name (a field of EngineSettings).
+        value : object
+            The value to check.
+
+        Returns
+        -------
+        object
+            The value, coerced as the option stores it.
+        """
         return _checked(_FIELDS[name], value)
 
     @staticmethod
@@ -153,14 +166,36 @@ Iterations between checkpoints.""", collective=True)
 
     @staticmethod
     def choices(name):
-        """The values option `name` accepts, or None for a numeric option."""
+        """The values option `name` accepts, or None for a numeric option.
+
+        Parameters
+        ----------
+        name : str
+            An option's name.
+
+        Returns
+        -------
+        tuple or None
+            The allowed values.
+        """
         accepts = _FIELDS[name].metadata["accepts"]
         return accepts if isinstance(accepts, tuple) else None
 
     @staticmethod
     def doc(name):
         """The numpydoc entry of option `name`: 'rho : float > 0, default=1.0' and its
-        paragraph, indented by four spaces."""
+        paragraph, indented by four spaces.
+
+        Parameters
+        ----------
+        name : str
+            An option's name.
+
+        Returns
+        -------
+        str
+            The entry, as a docstring's Parameters section holds it.
+        """
         f = _FIELDS[name]
         accepts = f.metadata["accepts"]
         if isinstance(accepts, tuple):
@@ -181,7 +216,18 @@ Iterations between checkpoints.""", collective=True)
     def resolved(self, loss):
         """These settings with "auto" acceleration and None relaxation made for `loss`:
         "auto" takes Anderson for a smooth loss (`loss.smooth`) and none otherwise;
-        relaxation None takes RELAXATION's value for the acceleration."""
+        relaxation None takes RELAXATION's value for the acceleration.
+
+        Parameters
+        ----------
+        loss : Loss
+            The run's loss (skylite.prox); its `smooth` attribute decides "auto".
+
+        Returns
+        -------
+        EngineSettings
+            A copy with `acceleration` and `relaxation` resolved.
+        """
         acceleration = self.acceleration
         if acceleration == "auto":
             acceleration = "anderson" if getattr(loss, "smooth", False) else None
@@ -222,5 +268,9 @@ def _checked(f, value):
 
 
 _FIELDS = {f.name: f for f in fields(EngineSettings)}
+# the class's Parameters section, from the one declaration of each option
+EngineSettings.__doc__ += ("\n\n    Parameters\n    ----------\n" + "\n".join(
+    "\n".join("    " + line for line in EngineSettings.doc(name).splitlines())
+    for name in _FIELDS) + "\n")
 #: the default settings (the estimators' and the CLI's defaults read it)
 DEFAULTS = EngineSettings()
