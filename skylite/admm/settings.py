@@ -171,12 +171,12 @@ Iterations between checkpoints.""", collective=True)
         Parameters
         ----------
         name : str
-            An option's name.
+            An option with a fixed set of values, e.g. "acceleration" (the CLI's choices).
 
         Returns
         -------
         tuple or None
-            The allowed values.
+            The allowed values; None for a bounded number.
         """
         accepts = _FIELDS[name].metadata["accepts"]
         return accepts if isinstance(accepts, tuple) else None
