@@ -112,7 +112,6 @@ _APPLIES = {
 }
 
 
-
 def _kernel_applies():
     """The `_APPLIES` entries of the kernels' parameters and of --quasi, from
     skylite.kernels.KERNELS: a parameter applies with the kernels that take it (gamma also
@@ -161,17 +160,17 @@ def _add_input_options(p):
                    help="the HDF5 dataset of the labels (default: y)")
 
 
-def _check_applicable(args, parser):
-    """Refuse train options given where they do not apply, then fill in `_LATER`."""
+def _check_applicable(args, parser, later):
+    """Refuse train options given where they do not apply, then fill in `_LATER`'s defaults
+    (`later`: option dest -> default)."""
     _check_input_options(args, parser)
     for dest, (applies, where) in {**_kernel_applies(), **_APPLIES}.items():
         if getattr(args, dest) not in (None, False) and not applies(args):
             option = "--" + dest.replace("_", "-")
             parser.error(f"{option} applies only with {where}")
-    defaults = _defaults()
-    for dest, param in _LATER.items():
+    for dest, default in later.items():
         if getattr(args, dest) is None:
-            setattr(args, dest, defaults[param])
+            setattr(args, dest, default)
 
 
 COMMANDS = {
@@ -344,7 +343,7 @@ def _train_options(p):
                    help="LIBSVM feature indices start at 0 (default: 1, as LIBSVM)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-iteration lines")
     _add_input_options(p)
-    p.set_defaults(check=_check_applicable)
+    p.set_defaults(check=lambda args, parser: _check_applicable(args, parser, later))
 
 
 def _predict_options(p):

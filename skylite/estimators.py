@@ -266,7 +266,7 @@ class KernelMachine(BaseEstimator):
             return bool(self.early_stopping)
         if X_val is not None or self.solver in ("direct", "exact", "pcg"):
             return False
-        if self.solver == "auto" and loss.name == "squared" and regularizer.name == "l2":
+        if self.solver == "auto" and _is_ridge(loss, regularizer):
             return False
         return int(dist.sum_to_all(np.array([n_rows]))[0]) > AUTO_EARLY_STOPPING_ROWS
 
@@ -499,7 +499,7 @@ class KernelMachine(BaseEstimator):
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
         if self.solver == "admm":
             return "admm"
-        applies = loss.name == "squared" and regularizer.name == "l2" and self.alpha > 0
+        applies = _is_ridge(loss, regularizer) and self.alpha > 0
         if self.solver != "auto":
             if not applies:
                 raise ValueError(f"solver={self.solver!r} needs the squared loss with the l2 "
@@ -671,6 +671,12 @@ def _comparable(value):
     if isinstance(value, (np.random.Generator, np.random.RandomState)):
         return type(value).__name__
     return repr(value)
+
+
+def _is_ridge(loss, regularizer):
+    """Whether (loss, regularizer) is ridge regression, the squared loss with l2: the problem
+    the solvers of skylite.krr solve without the ADMM (with alpha > 0)."""
+    return loss.name == "squared" and regularizer.name == "l2"
 
 
 def _regularizer_for_map(regularizer, fmap, precision):

@@ -239,10 +239,10 @@ def test_the_cli_default_is_the_estimators(tmp_path):
     assert args.early_stop == KernelSVC().get_params()["early_stopping"] == "auto"
 
 
-def test_history_holds_python_numbers(digits):
+@pytest.mark.parametrize("cls", [KernelSVC, skylite.KernelLogisticRegression])  # Anderson
+def test_history_holds_python_numbers(digits, cls):
     X, y = digits
-    model = KernelSVC(sigma=0.6, n_features=64, max_iter=3).fit(X, y, X_val=X[:200],
-                                                                y_val=y[:200])
+    model = cls(sigma=0.6, n_features=64, max_iter=6).fit(X, y, X_val=X[:200], y_val=y[:200])
     for record in model.history_:
         assert all(type(value) in (int, float, bool, str) for value in record.values()), record
     assert "np." not in repr(model.history_)

@@ -351,7 +351,7 @@ class BlockADMM:
             elif validation is not None:
                 record["validation"] = validation(self.coef_)
             converged = primal <= eps_primal and dual <= eps_dual
-            as_python_numbers(record)
+            as_python_numbers(record)   # what follows adds Python floats and strings only
             stop = (collective_callback(dist, self.callback, it, record, self.coef_)
                     if self.callback else False)
             accel_tick = time.perf_counter()
@@ -367,7 +367,7 @@ class BlockADMM:
             record["acceleration_seconds"] = time.perf_counter() - accel_tick
             record["seconds"] = time.perf_counter() - tick
             record["elapsed"] = time.perf_counter() - start
-            self.history_.append(as_python_numbers(record))
+            self.history_.append(record)
             if self.settings.verbose and dist.is_root:
                 print(format_record(record))
             if converged:
