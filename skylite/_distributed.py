@@ -156,6 +156,22 @@ class Distributed:
         self.check(error)
         return result
 
+    def gather_checked(self, fn, *args):
+        """Every rank's fn(*args), in rank order, with fn run under a guard: the collective
+        always takes place, and if fn raised on any rank every rank raises (one allgather;
+        a second, of the failures' descriptions, on the failure path only).  With one
+        process: [fn(*args)], an exception propagating unchanged."""
+        if self.serial:
+            return [fn(*args)]
+        guard = Guard()
+        value = None
+        with guard:
+            value = fn(*args)
+        everyone = self.allgather((guard.error is not None, value))
+        if any(failed for failed, _ in everyone):
+            self.raise_failures(guard.error)
+        return [v for _, v in everyone]
+
     def check(self, error):
         """Collective: every rank passes its local exception (or None); raises on every
         rank if any rank failed."""

@@ -84,6 +84,13 @@ def native_rows(X):
     return with_native_index_dtypes(X)
 
 
+def take_rows(X, rows):
+    """Rows `rows` (an index array) of rows X that were already checked (`check_rows` or
+    `native_rows`), in the same layout, without checking them again."""
+    taken = X[rows]
+    return with_native_index_dtypes(taken) if sp.issparse(taken) else np.ascontiguousarray(taken)
+
+
 def as_real_array(A, name):
     """A as an ndarray of a real dtype (object arrays of numbers become float64); raises
     ValueError naming `name` for anything else.  Shape and layout are left to the caller."""

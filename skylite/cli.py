@@ -219,8 +219,9 @@ def _train_options(p):
     """The options of `train`: defaults and choices are the estimator's (`_defaults`) and the
     engine's (skylite.admm.settings), read here, never written twice."""
     from .admm.settings import RELAXATION, EngineSettings
-    from .estimators import (AUTO_EARLY_STOPPING_ROWS, DIRECT_MAX_FEATURES, KERNEL_NAMES,
-                             PRESETS, SCORINGS, SOLVERS, KernelMachine)
+    from ._early_stopping import AUTO_EARLY_STOPPING_ROWS, SCORINGS
+    from ._solvers import DIRECT_MAX_FEATURES, SOLVERS
+    from .estimators import KERNEL_NAMES, PRESETS, KernelMachine
     from .prox import REGULARIZERS
     from .sketch import MAX_BLOCK, NYSTROEM_MAX_BLOCK
     default = _defaults()

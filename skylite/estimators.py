@@ -12,38 +12,31 @@ stored.  Presets: `KernelSVC` (hinge), `KernelLogisticRegression` (multinomial l
 Outputs are computed block by block, O = sum_j Z_j W_j, over chunks of rows, so prediction
 also never forms an n x s array.
 """
-import numbers
-import time
-import warnings
 from copy import deepcopy
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import ClassifierTags, RegressorTags
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (check_array, check_consistent_length, check_is_fitted,
-                                      validate_data)
 
 from . import _global_stats as stats
 from . import kernels as kernels_module
 from . import persistence
 from ._distributed import Distributed
+from ._early_stopping import EarlyStopping, EarlyStoppingParameters
 from ._estimator_docs import estimator_docstring
-from ._threads import resolve_threads
-from ._validation import (FLOAT_DTYPES, check_positive, check_rows, native_rows,
-                          resolve_seed, sparse_structure_checked)
-from .admm import BlockADMM, ConvergenceWarning
-from .admm.settings import DEFAULTS, EngineSettings
+from ._estimator_inputs import InputChecks
+from ._linalg import kernel_matvec
 from ._outputs import CachedOutputs, outputs
-from .krr import (exact_dual_coef, feature_ridge_coef, kernel_matvec, memory_bytes,
-                  pcg_dual_coef)
+from ._solvers import one_solve, regularizer_for_map, resolve_solver
+from ._validation import check_positive, take_rows
+from .admm import BlockADMM
 from .admm.memory import available_memory_bytes
-from .io.arrays import hdf5_rows, is_hdf5_dataset
-from .prox import RKHSNorm, get_loss, get_regularizer
+from .admm.pcg import PCG
+from .admm.settings import DEFAULTS, EngineSettings
+from .prox import get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
 from .sketch import FeatureMap, default_n_blocks
 from .sketch.nystroem import NYSTROEM_MAX_BLOCK
-
 
 _KERNELS = kernels_module.KERNELS
 #: the kernel names `KernelMachine(kernel=...)` accepts
@@ -53,19 +46,8 @@ KERNEL_NAMES = tuple(_KERNELS)
 # MNIST's 6,000 early-stopping rows at s = 16384 in float32 take 393 MB).
 VALIDATION_CACHE_BYTES = 2**30
 
-SOLVERS = ("auto", "admm", "direct", "exact", "pcg")
 
-# early_stopping="auto" holds out validation rows above this many training rows (as
-# scikit-learn's HistGradientBoosting does): on MNIST's 60,000 rows it stops a kernel SVM
-# at a tenth of the iterations that run to tol, at the same test accuracy
-# (docs/choosing_parameters.md).
-AUTO_EARLY_STOPPING_ROWS = 10_000
-# solver="auto" solves squared loss + l2 in closed form up to this many features (s^2 float64:
-# 512 MB, n s^2 flops)
-DIRECT_MAX_FEATURES = 8192
-
-
-class KernelMachine(BaseEstimator):
+class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
     __doc__ = estimator_docstring(
         "KernelMachine", """A kernel machine trained by BlockADMM on random features.
 
@@ -196,11 +178,12 @@ class KernelMachine(BaseEstimator):
         return cls(**params)
 
     def _make_feature_map(self, X, dist):
+        """(the fitted feature map, the kernel it approximates or None for a user's map)."""
         if self.feature_map is not None:
             if not isinstance(self.feature_map, FeatureMap):
                 raise ValueError(f"feature_map must be a skylite.sketch map, "
                                  f"got {self.feature_map!r}")
-            return deepcopy(self.feature_map).fit_distributed(X, dist)
+            return deepcopy(self.feature_map).fit_distributed(X, dist), None
         kernel = self._kernel_object(X, dist)
         check_positive(self.n_features, "n_features", integer=True)
         n_blocks = self.n_blocks
@@ -215,7 +198,7 @@ class KernelMachine(BaseEstimator):
                                                  if nystroem else {})))
         fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
                                   random_state=self.random_state, method=self.method)
-        return fmap.fit_distributed(X, dist)
+        return fmap.fit_distributed(X, dist), kernel
 
     def _code_targets(self, y, loss, classes=None):
         """Y (n x m float64) from validated targets: class labels coded for the loss (and
@@ -238,60 +221,6 @@ class KernelMachine(BaseEstimator):
         if Y_val.shape[1] != m:
             raise ValueError(f"y_val has {Y_val.shape[1]} targets per row, y has {m}")
         return Y_val
-
-    def _patience(self):
-        """n_iter_no_change checked (None or an int > 0), after checking the other early
-        stopping parameters."""
-        if not (self.early_stopping in (True, False) or self.early_stopping == "auto"):
-            raise ValueError(f"early_stopping must be 'auto', True or False, got "
-                             f"{self.early_stopping!r}")
-        fraction = self.validation_fraction
-        if self.early_stopping is not False and (isinstance(fraction, bool) or
-                                    not isinstance(fraction, numbers.Real) or
-                                    not 0 < fraction < 1):
-            raise ValueError(f"validation_fraction must be a number in (0, 1), got "
-                             f"{fraction!r}")
-        if self.scoring not in SCORINGS:
-            raise ValueError(f"scoring must be one of {SCORINGS}, got {self.scoring!r}")
-        if self.n_iter_no_change is None:
-            return None
-        return check_positive(self.n_iter_no_change, "n_iter_no_change", integer=True)
-
-    def _resolved_early_stopping(self, dist, n_rows, loss, regularizer, X_val):
-        """`early_stopping` with "auto" resolved (the same on every rank): on for an ADMM
-        fit of more than AUTO_EARLY_STOPPING_ROWS rows (all ranks') without X_val, off
-        otherwise, and off for the squared loss with l2, which solver="auto" may solve in
-        closed form (early stopping would force the ADMM)."""
-        if self.early_stopping != "auto":
-            return bool(self.early_stopping)
-        if X_val is not None or self.solver in ("direct", "exact", "pcg"):
-            return False
-        if self.solver == "auto" and _is_ridge(loss, regularizer):
-            return False
-        return int(dist.sum_to_all(np.array([n_rows]))[0]) > AUTO_EARLY_STOPPING_ROWS
-
-    def _holdout(self, dist, y, classes):
-        """(fit rows, validation rows) of this rank for `early_stopping`: see
-        `holdout_rows`; the seed is derived from random_state and the rank.  Raises
-        ValueError (on every rank) if a class has no training row on any rank or no rank
-        holds out a row."""
-        groups = (np.zeros(len(y), dtype=np.intp) if classes is None
-                  else np.searchsorted(classes, stats.labels_1d(y)))
-        rng = np.random.default_rng([resolve_seed(self.random_state), dist.rank])
-        fit_rows, val_rows = dist.agree(holdout_rows, groups, self.validation_fraction, rng)
-        n_groups = 1 if classes is None else len(classes)
-        counts = dist.sum_to_all(np.append(np.bincount(groups[fit_rows], minlength=n_groups),
-                                           len(val_rows)))
-        where = f"validation_fraction={self.validation_fraction!r} of the training rows"
-        if counts[-1] == 0:
-            raise ValueError(f"{where} holds out no row: raise validation_fraction or pass "
-                             f"X_val, y_val")
-        if (counts[:-1] == 0).any():
-            what = ("no training row" if classes is None else f"no training row of class "
-                    f"{classes[np.flatnonzero(counts[:-1] == 0)[0]].item()!r}")
-            raise ValueError(f"{where} leaves {what}: lower validation_fraction or pass "
-                             f"X_val, y_val")
-        return fit_rows, val_rows
 
     # ---- fitting ----
 
@@ -357,42 +286,75 @@ class KernelMachine(BaseEstimator):
                                                              X_val)
         if X_val is None and self.early_stopping_:
             fit_rows, val_rows = self._holdout(dist, y, classes)
-            X_val, y_val = check_rows(X[val_rows]), y[val_rows]
-            X, Y = check_rows(X[fit_rows]), Y[fit_rows]
+            X_val, y_val = take_rows(X, val_rows), y[val_rows]
+            X, Y = take_rows(X, fit_rows), Y[fit_rows]
             self.validation_indices_ = val_rows
-        self.feature_map_ = self._make_feature_map(X, dist)    # sigma from the fitted rows
-        regularizer = _regularizer_for_map(regularizer, self.feature_map_, self.precision)
-        solver = self.solver_ = self._resolved_solver(loss, regularizer, X_val, warm_start)
-        if solver != "admm":
-            return self._fit_one_solve(X, Y, loss, regularizer, dist, solver)
+        self.feature_map_, kernel = self._make_feature_map(X, dist)   # sigma from the fit rows
+        regularizer = regularizer_for_map(regularizer, self.feature_map_, self.precision)
+        iterative = (X_val is not None or self.early_stopping_ or self.checkpoint is not None
+                     or self.callback is not None or warm_start is not None)
+        solver = self.solver_ = resolve_solver(
+            self.solver, loss, regularizer, self.alpha, self.feature_map_.n_features,
+            iterative=iterative, distributed=self.comm is not None)
+        if solver in ("direct", "exact"):
+            if solver == "exact" or kernel is None:
+                kernel = kernel or self._kernel_object(X, dist)
+            result = one_solve(solver, X, Y, self.alpha, feature_map=self.feature_map_,
+                               kernel=kernel, precision=self.precision)
+            if self.verbose and solver == "direct":
+                print(f"skylite: closed form of the squared loss with l2 "
+                      f"(s={self.feature_map_.n_features}): {result.phase_seconds['direct']:.2f}s")
+            return self._set_fitted(result, None, loss, regularizer, kernel)
+        if solver == "pcg" and kernel is None:
+            kernel = self._kernel_object(X, dist)
         validation, callback, early = None, self.callback, None
         memory_budget = self.memory_budget
+        method = PCG(kernel, self.feature_map_, self.alpha, self.tol) if solver == "pcg" else None
         if X_val is not None:
-            validation_outputs, kept = self._validation_outputs(X_val)
-            if memory_budget is not None:
-                memory_budget = max(0, memory_budget - kept)
+            if method is None:
+                validation_outputs, kept = self._validation_outputs(X_val)
+                if memory_budget is not None:
+                    memory_budget = max(0, memory_budget - kept)
+            else:
+                validation_outputs = (lambda A, X_rows: kernel_matvec(kernel, method.X_all, A,
+                                                                      X_rows))
             Y_val = dist.agree(self._code_validation_targets, y_val, loss, classes,
                                Y.shape[1])
             validation = stats.CollectiveValidation(dist, validation_outputs,
                                                     self._predict_from, X_val, y_val,
                                                     classes is not None, loss, Y_val)
             if patience is not None:
-                early = callback = _EarlyStopping(patience, self.scoring, self.callback)
+                early = callback = EarlyStopping(patience, self.scoring, self.callback)
         engine = BlockADMM(self.feature_map_, loss, regularizer,
                            self._engine_settings(memory_budget=memory_budget),
                            callback=callback, validation=validation, comm=self.comm)
-        engine.fit(X, Y, W0=warm_start)
-        self.coef_ = engine.coef_.copy()
-        self.best_iteration_ = engine.n_iter_
+        if method is None:
+            result = engine.fit(X, Y, W0=warm_start, checked=True).result_
+        else:
+            result = engine.driver(method).run(X, Y, warm_start, checked=True)
+        return self._set_fitted(result, early, loss, regularizer, kernel)
+
+    def _set_fitted(self, result, early, loss, regularizer, kernel):
+        """The fitted attributes from a solver's RunResult (the one place that writes them):
+        the model (coef_, or for the exact kernel solvers dual_coef_ over X_fit_), the best
+        iteration's model when early stopping kept one, and how the run went."""
+        coef, best = result.coef, result.n_iter
         if early is not None and early.best_W is not None:
-            self.coef_, self.best_iteration_ = early.best_W, early.best_iteration
-        self.n_iter_ = engine.n_iter_
-        self.history_ = engine.history_
-        self.converged_ = engine.converged_
-        self.memory_estimate_ = engine.memory_estimate_
-        self.n_row_blocks_ = engine.n_row_blocks_
-        self.sweep_ = "rows" if engine.row_sweep_ else "columns"
-        self.phase_seconds_ = engine.phase_seconds_
+            coef, best = early.best_W, early.best_iteration
+        if "X_fit" in result.details:              # a dual model over the training rows
+            self.dual_coef_, self.X_fit_, self.kernel_ = coef, result.details["X_fit"], kernel
+            self.coef_ = None
+        else:
+            self.coef_ = coef.copy() if early is None else coef
+        self.best_iteration_ = best
+        self.n_iter_ = result.n_iter
+        self.history_ = result.history
+        self.converged_ = result.converged
+        self.memory_estimate_ = result.memory_estimate
+        self.phase_seconds_ = result.phase_seconds
+        if "n_row_blocks" in result.details:
+            self.n_row_blocks_ = result.details["n_row_blocks"]
+            self.sweep_ = result.details["sweep"]
         self.loss_ = loss
         self.regularizer_ = regularizer
         return self
@@ -419,66 +381,6 @@ class KernelMachine(BaseEstimator):
 
     # ---- evaluation ----
 
-    def _agree_settings(self, dist, *flags):
-        """Collective, before any check that could raise on one rank alone: every rank must
-        have been given the same parameters (but the rank-local ones, _RANK_LOCAL), so that
-        each check below raises on all ranks or on none.  Raises ValueError on every rank,
-        naming the parameters that differ and each rank's value."""
-        if dist.serial:
-            return
-        mine = {name: _comparable(value) for name, value in self.get_params(deep=False).items()
-                if name not in _RANK_LOCAL}
-        mine["X_val, y_val given"] = repr(flags)
-        everyone = dist.allgather(mine)
-        differ = sorted(k for k in mine if any(other.get(k) != mine[k] for other in everyone))
-        if differ:
-            values = "; ".join(f"{k}: " + ", ".join(f"rank {r} {other.get(k)}"
-                                                     for r, other in enumerate(everyone))
-                               for k in differ[:3])
-            raise ValueError(f"the ranks were given different {', '.join(differ)} ({values}); "
-                             f"every rank must pass the same settings (control flow is "
-                             f"collective)")
-
-    def _check_rank_local(self):
-        """Check the parameters a rank may hold alone (_RANK_LOCAL): through `dist.agree`,
-        a bad value on one rank is an error on every rank.  Returns the resolved thread
-        count."""
-        EngineSettings.check("memory_budget", self.memory_budget)
-        if self.callback is not None and not callable(self.callback):
-            raise ValueError(f"callback must be callable or None, got {self.callback!r}")
-        return resolve_threads(self.n_threads)
-
-    def _validate_training_rows(self, X, y):
-        """X (native layout) and y checked by scikit-learn's validate_data, which records
-        n_features_in_ and feature_names_in_; class labels must be labels, real targets
-        numbers (one or several columns)."""
-        classifier = self.is_classifier
-        X, y = validate_data(self, _in_place(sparse_structure_checked(X)), _in_place(y),
-                             accept_sparse="csr", dtype=FLOAT_DTYPES,
-                             multi_output=not classifier, y_numeric=not classifier)
-        if classifier:
-            check_classification_targets(y)
-        return native_rows(X), y
-
-    def _validate_validation_rows(self, X_val, y_val):
-        """X_val, y_val checked like the training rows, against the fitted columns."""
-        X_val, y_val = _in_place(X_val), _in_place(y_val)
-        rows = check_rows(X_val, name="X_val", min_rows=1, n_features=self.n_features_in_,
-                          who=type(self).__name__)
-        validate_data(self, X_val, reset=False, skip_check_array=True)  # feature names
-        classifier = self.is_classifier
-        y_val = check_array(y_val, ensure_2d=False, dtype=None if classifier else "numeric",
-                            input_name="y_val")
-        check_consistent_length(rows, y_val)
-        return rows, y_val
-
-    def _check_X(self, X):
-        """Rows to predict, checked against the fitted columns (number and names)."""
-        check_is_fitted(self, "coef_")
-        X = _in_place(sparse_structure_checked(X))
-        return native_rows(validate_data(self, X, reset=False, accept_sparse="csr",
-                                         dtype=FLOAT_DTYPES))
-
     def _model_outputs(self, X):
         """The fitted model's outputs on validated rows X: z(X) coef_, or, for the exact
         kernel solvers, K(X, X_fit_) dual_coef_."""
@@ -490,70 +392,6 @@ class KernelMachine(BaseEstimator):
         """O = z(X) W (n x m), block by block over chunks of rows, in the model's precision."""
         return outputs(self.feature_map_, W, X, n_threads=self.n_threads,
                        dtype=np.float32 if self.precision == "float32" else None)
-
-    def _resolved_solver(self, loss, regularizer, X_val, warm_start):
-        """The solver this fit uses: `solver`, with "auto" resolved to "direct" or "admm";
-        raises ValueError for an unknown solver, or one of the squared-loss solvers where
-        they do not apply."""
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        if self.solver == "admm":
-            return "admm"
-        applies = _is_ridge(loss, regularizer) and self.alpha > 0
-        if self.solver != "auto":
-            if not applies:
-                raise ValueError(f"solver={self.solver!r} needs the squared loss with the l2 "
-                                 f"regularizer and alpha > 0, got loss={loss.name!r}, "
-                                 f"regularizer={regularizer.name!r}, alpha={self.alpha!r}")
-            if self.comm is not None:
-                raise ValueError(f"solver={self.solver!r} runs in one process; use "
-                                 f"solver='admm' with comm=")
-            return self.solver
-        iterative = (X_val is not None or self.early_stopping_ or self.checkpoint is not None
-                     or self.callback is not None or warm_start is not None
-                     or self.comm is not None)
-        direct = (applies and not iterative
-                  and self.feature_map_.n_features <= DIRECT_MAX_FEATURES)
-        return "direct" if direct else "admm"
-
-    def _fit_one_solve(self, X, Y, loss, regularizer, dist, solver):
-        """The squared loss with l2 without the ADMM (skylite.krr): "direct", the closed form
-        coef_ = (Z^T Z + n alpha I)^-1 Z^T Y on the random features; or the exact kernel
-        problem f(x) = sum_i k(x, x_i) a_i with (K + n alpha I) A = Y, by Cholesky ("exact")
-        or by CG preconditioned with the feature map ("pcg"), where the model keeps its
-        training rows (X_fit_) and coef_ is None."""
-        start = time.perf_counter()
-        n_iter, converged, history = 1, True, []             # one solve
-        if solver == "direct":
-            rows = X.astype(np.float32, copy=False) if self.precision == "float32" else X
-            self.coef_ = feature_ridge_coef(self.feature_map_, rows, Y, self.alpha)
-        else:
-            kernel = self._kernel_object(X, dist)
-            if solver == "exact":
-                self.dual_coef_ = exact_dual_coef(kernel, X, Y, self.alpha)
-            else:
-                result = pcg_dual_coef(kernel, X, Y, self.alpha, self.feature_map_,
-                                       tol=self.tol, max_iter=self.max_iter)
-                self.dual_coef_, n_iter, converged = (result.dual_coef, result.n_iter,
-                                                      result.converged)
-                history = [{"iteration": k + 1, "residual": r}
-                           for k, r in enumerate(result.residuals)]
-                if not converged:
-                    warnings.warn(f"pcg stopped at max_iter={self.max_iter} with relative "
-                                  f"residual {result.residuals[-1]:.2e} > tol={self.tol:g}",
-                                  ConvergenceWarning, stacklevel=3)
-            self.kernel_, self.X_fit_ = kernel, X
-            self.coef_ = None                  # the model is dual: dual_coef_ over X_fit_
-        seconds = time.perf_counter() - start
-        s = self.feature_map_.n_features
-        self.n_iter_ = self.best_iteration_ = n_iter
-        self.converged_, self.history_ = converged, history
-        self.memory_estimate_ = memory_bytes(solver, X.shape[0], s, Y.shape[1])
-        self.phase_seconds_ = {solver: seconds}
-        self.loss_, self.regularizer_ = loss, regularizer
-        if self.verbose and solver == "direct":
-            print(f"skylite: closed form of the squared loss with l2 (s={s}): {seconds:.2f}s")
-        return self
 
     def _validation_outputs(self, X_val):
         """W -> z(X_val) W for the per-iteration validation score, with the blocks of X_val
@@ -661,82 +499,9 @@ class KernelMachine(BaseEstimator):
         return self._model_outputs(X), Y
 
 
-# parameters that may differ between MPI ranks: they change no collective decision
-_RANK_LOCAL = ("comm", "callback", "verbose", "n_threads", "memory_budget", "checkpoint")
-
-
-def _comparable(value):
-    """A parameter's value as text that two ranks can compare (objects by their parameters;
-    a random generator, whose state is each rank's own, by its type)."""
-    if isinstance(value, (np.random.Generator, np.random.RandomState)):
-        return type(value).__name__
-    return repr(value)
-
-
-def _is_ridge(loss, regularizer):
-    """Whether (loss, regularizer) is ridge regression, the squared loss with l2: the problem
-    the solvers of skylite.krr solve without the ADMM (with alpha > 0)."""
-    return loss.name == "squared" and regularizer.name == "l2"
-
-
-def _regularizer_for_map(regularizer, fmap, precision):
-    """l2 on a Nystroem map of several column blocks becomes the RKHS norm of the functions
-    it spans (skylite.prox.RKHSNorm, kept in the fit's precision): the full-Nystroem problem
-    whatever the blocks."""
-    if (regularizer.name == "l2" and hasattr(fmap, "rkhs_gram")
-            and fmap.transform_op_.n_blocks > 1):
-        return RKHSNorm(fmap, np.float32 if precision == "float32" else np.float64)
-    return regularizer
-
-
 def _target_columns(y):
     """Real targets y, (n,) or (n, m), as an n x m float64 array of columns."""
     return np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64)
-
-
-#: what early stopping monitors on the validation rows (`scoring`)
-SCORINGS = ("loss", "score")
-
-
-def holdout_rows(groups, fraction, rng):
-    """Split rows 0..n-1 into (fit rows, validation rows), two sorted index arrays.
-
-    groups: (n,) integer group of each row (the class index for a stratified split, all
-    zeros otherwise).  Of each group's n_c rows, floor(fraction n_c + 1/2) drawn at random
-    by the numpy Generator `rng` are validation rows.
-    """
-    n = len(groups)
-    held = [rng.choice(rows, size=int(np.floor(fraction * len(rows) + 0.5)), replace=False)
-            for rows in (np.flatnonzero(groups == g) for g in np.unique(groups))]
-    val_rows = np.sort(np.concatenate(held)) if held else np.zeros(0, dtype=np.intp)
-    fit = np.ones(n, dtype=bool)
-    fit[val_rows] = False
-    return np.flatnonzero(fit), val_rows
-
-
-class _EarlyStopping:
-    """An engine callback: remembers the W of the best validation value (the lowest
-    "validation_loss" for scoring="loss", the highest "validation" score for "score") and
-    stops the run after `patience` iterations without a better one (then calls the user's
-    callback, if any).  The values are global under MPI, so every rank takes the same
-    decision."""
-
-    def __init__(self, patience, scoring="score", callback=None):
-        self.patience = patience
-        self.key, self.sign = (("validation_loss", -1.0) if scoring == "loss"
-                               else ("validation", 1.0))
-        self.callback = callback
-        self.best_score = -np.inf
-        self.best_W = None
-        self.best_iteration = 0
-
-    def __call__(self, iteration, record, W):
-        stop = bool(self.callback(iteration, record, W)) if self.callback else False
-        value = self.sign * record[self.key]
-        if value > self.best_score:
-            self.best_score, self.best_W = value, W.copy()
-            self.best_iteration = iteration
-        return stop or iteration - self.best_iteration >= self.patience
 
 
 class _KernelClassifier(ClassifierMixin, KernelMachine):
@@ -815,11 +580,3 @@ def load(path):
     """
     classes = (KernelMachine, *PRESETS.values())
     return persistence.load(path, {cls.__name__: cls for cls in classes})
-
-
-def _in_place(X):
-    """An h5py dataset as an ndarray view of its file where HDF5 allows (contiguous,
-    uncompressed: memory-mapped; else read in its own dtype, skylite.io.arrays.hdf5_rows);
-    anything else as it is.  np.memmap / .npy arrays need nothing: float32 and float64 rows
-    pass validation without a copy, and the engine reads them block by block."""
-    return hdf5_rows(X) if is_hdf5_dataset(X) else X

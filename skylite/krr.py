@@ -24,39 +24,18 @@ for m targets at once (Y: n x m):
   stored): memory s^2 float64, time n s^2 (a symmetric rank-k update per chunk) + s^3 / 3.
   This is the optimum the ADMM reaches for the squared loss with l2, without iterations.
 """
-import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from scipy.linalg.blas import dsyrk
+import warnings
 
-from ._threads import blas_single_threaded
+import numpy as np
+from scipy.linalg import cho_solve
+
+from ._linalg import BLOCK_ELEMENTS, cholesky, gram_lower, kernel_matvec, row_chunks
 from ._validation import check_positive
+from .admm.driver import ConvergenceWarning, Driver, DriverSettings
+from .admm.pcg import PCG
 
 __all__ = ["exact_dual_coef", "pcg_dual_coef", "feature_ridge_coef", "kernel_matvec",
            "PCGResult", "memory_bytes"]
-
-# float64 elements of one row block of K (or of Z) held at a time (64 MB).
-_BLOCK_ELEMENTS = 8 * 1024 * 1024
-
-
-def _chunks(n, row_elements):
-    """Row ranges whose blocks of `row_elements` float64 each stay within _BLOCK_ELEMENTS."""
-    rows = max(1, _BLOCK_ELEMENTS // max(1, row_elements))
-    return [(a, min(n, a + rows)) for a in range(0, n, rows)]
-
-
-def _cholesky(A, what):
-    """The lower Cholesky factor of the symmetric positive definite A, in place.
-
-    Single-threaded BLAS: the multithreaded OpenBLAS potrf of scipy's wheels crashed
-    (segmentation fault) on a 16,000 x 16,000 kernel matrix on this 2-core machine, and
-    factored it correctly with one thread (33 s).  Raises ValueError naming `what` if A is
-    not numerically positive definite."""
-    try:
-        with blas_single_threaded():
-            return cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
-    except LinAlgError:
-        raise ValueError(f"{what} is not positive definite; increase alpha") from None
-
 
 def memory_bytes(solver, n, s, m):
     """The float64 bytes a solver holds at its peak.
@@ -80,9 +59,9 @@ def memory_bytes(solver, n, s, m):
     bytes : int
         8 times the float64 elements held.
     """
-    floats = {"direct": s * s + s * m + min(n * s, _BLOCK_ELEMENTS),
+    floats = {"direct": s * s + s * m + min(n * s, BLOCK_ELEMENTS),
               "exact": n * n + n * m,
-              "pcg": n * s + s * s + 6 * n * m + min(n * n, _BLOCK_ELEMENTS)}[solver]
+              "pcg": n * s + s * s + 6 * n * m + min(n * n, BLOCK_ELEMENTS)}[solver]
     return 8 * floats
 
 
@@ -98,35 +77,6 @@ def _targets(Y, n):
     if not np.isfinite(Y).all():
         raise ValueError("Y contains NaN or infinity")
     return Y
-
-
-def kernel_matvec(kernel, X, V, Xq=None):
-    """K(Xq, X) @ V, one row block of the Gram matrix at a time (never all of K).
-
-    Memory: one block of at most 64 MB of K.
-
-    Parameters
-    ----------
-    kernel : skylite.kernels.Kernel
-        The kernel k.
-    X : array-like or CSR matrix of shape (n, d)
-        The rows of the columns of K.
-    V : array-like of shape (n, m) or (n,)
-        The vectors to multiply.
-    Xq : array-like, CSR matrix of shape (q, d), or None, default=None
-        The query rows (None: X).
-
-    Returns
-    -------
-    KV : ndarray of shape (q, m) or (q,)
-        K(Xq, X) @ V.
-    """
-    Xq = X if Xq is None else Xq
-    V = np.asarray(V, dtype=np.float64)
-    out = np.empty((Xq.shape[0],) + V.shape[1:])
-    for a, b in _chunks(Xq.shape[0], X.shape[0]):
-        out[a:b] = kernel.gram(Xq[a:b], X) @ V
-    return out
 
 
 def exact_dual_coef(kernel, X, Y, alpha):
@@ -155,7 +105,7 @@ def exact_dual_coef(kernel, X, Y, alpha):
     lam = _lam(alpha, X.shape[0])
     K = kernel.gram(X)
     K[np.diag_indices_from(K)] += lam
-    factor = _cholesky(K, f"K + n alpha I at alpha={alpha:g}")
+    factor = cholesky(K, f"K + n alpha I at alpha={alpha:g}")
     return cho_solve(factor, Y, check_finite=False)
 
 
@@ -209,60 +159,16 @@ def pcg_dual_coef(kernel, X, Y, alpha, feature_map, *, tol=1e-6, max_iter=500,
     """
     Y = _targets(Y, X.shape[0])
     vector = Y.ndim == 1
-    Y2 = Y.reshape(len(Y), -1)
-    lam = _lam(alpha, X.shape[0])
-    tol = check_positive(tol, "tol")
+    _lam(alpha, X.shape[0])
     max_iter = check_positive(max_iter, "max_iter", integer=True)
-    apply_P_inv = (_woodbury_inverse(feature_map, X, lam) if preconditioner
-                   else (lambda R: R / lam))
-
-    def apply_A(V):
-        return kernel_matvec(kernel, X, V) + lam * V
-
-    A = np.zeros_like(Y2)
-    R = Y2.copy()
-    y_norm = np.linalg.norm(Y2, axis=0)
-    y_norm[y_norm == 0] = 1.0
-    Zr = apply_P_inv(R)
-    P = Zr.copy()
-    rz = np.einsum("ij,ij->j", R, Zr)
-    residuals, n_iter = [], 0
-    for n_iter in range(1, max_iter + 1):
-        AP = apply_A(P)
-        pAp = np.einsum("ij,ij->j", P, AP)
-        step = np.divide(rz, pAp, out=np.zeros_like(rz), where=pAp > 0)
-        A += step * P
-        R -= step * AP
-        residuals.append(float(np.max(np.linalg.norm(R, axis=0) / y_norm)))
-        if residuals[-1] <= tol:
-            break
-        Zr = apply_P_inv(R)
-        rz_new = np.einsum("ij,ij->j", R, Zr)
-        beta = np.divide(rz_new, rz, out=np.zeros_like(rz), where=rz > 0)
-        P = Zr + beta * P
-        rz = rz_new
-    A = A[:, 0] if vector else A
-    return PCGResult(A, n_iter, residuals, bool(residuals and residuals[-1] <= tol))
-
-
-def _woodbury_inverse(feature_map, X, lam):
-    """v -> (Z Z^T + lam I)^-1 v with Z = feature_map(X) (n x s, float64, kept)."""
-    if not hasattr(feature_map, "transform_op_"):
+    if preconditioner and not hasattr(feature_map, "transform_op_"):
         feature_map.fit(X)
-    Z = np.asarray(feature_map.transform(X), dtype=np.float64)
-    G = _gram_lower(Z)
-    G[np.diag_indices_from(G)] += lam
-    factor = _cholesky(G, "Z^T Z + n alpha I")
-
-    def apply(R):
-        return (R - Z @ cho_solve(factor, Z.T @ R, check_finite=False)) / lam
-    return apply
-
-
-def _gram_lower(Z, G=None):
-    """G += Z^T Z (lower triangle only, float64) by a symmetric rank-k update."""
-    G = np.zeros((Z.shape[1], Z.shape[1]), order="F") if G is None else G
-    return dsyrk(1.0, Z, beta=1.0, c=G, trans=1, lower=1, overwrite_c=1)
+    method = PCG(kernel, feature_map, alpha, tol, preconditioner)
+    with warnings.catch_warnings():      # the result says whether it converged
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        run = Driver(method, DriverSettings(max_iter)).run(X, Y.reshape(len(Y), -1))
+    A = run.coef[:, 0] if vector else run.coef
+    return PCGResult(A, run.n_iter, [r["residual"] for r in run.history], run.converged)
 
 
 def feature_ridge_coef(feature_map, X, Y, alpha):
@@ -287,10 +193,10 @@ def feature_ridge_coef(feature_map, X, Y, alpha):
     s = int(feature_map.n_features)
     G = np.zeros((s, s), order="F")
     ZtY = np.zeros((s,) + Y.shape[1:])
-    for a, b in _chunks(X.shape[0], s):
+    for a, b in row_chunks(X.shape[0], s):
         Z = np.asarray(feature_map.transform(X[a:b]), dtype=np.float64)
-        G = _gram_lower(Z, G)
+        G = gram_lower(Z, G)
         ZtY += Z.T @ Y[a:b]
     G[np.diag_indices_from(G)] += lam
-    factor = _cholesky(G, f"Z^T Z + n alpha I at alpha={alpha:g}")
+    factor = cholesky(G, f"Z^T Z + n alpha I at alpha={alpha:g}")
     return cho_solve(factor, ZtY, check_finite=False)

@@ -5,6 +5,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from skylite.admm import BlockADMM, ConvergenceError, ConvergenceWarning
+from skylite.admm.blockadmm import ADMM
 from skylite.prox import get_loss, get_regularizer
 from skylite.prox.coding import code_labels
 from skylite.sketch import GaussianRFF, Identity
@@ -196,11 +197,14 @@ def test_anderson_moves_the_row_sweep_state_without_a_pass_over_z(problem):
     loss = get_loss("logistic")
     Y, _ = code_labels(y, loss)
 
-    class Counted(BlockADMM):
-        def _setup(self, X, Y, n):
-            super()._setup(X, Y, n)
+    class CountedADMM(ADMM):
+        def setup(self, *args):
+            super().setup(*args)
             for data in self.rows_:
                 data.columns = CountingColumns(data.columns)
+
+    class Counted(BlockADMM):
+        method_class = CountedADMM
 
     run = lambda cls, sweep: cls(fmap, loss, get_regularizer("l2"), 1e-3, tol=1e-7,
                                  max_iter=3000, sweep=sweep, memory_budget=0,

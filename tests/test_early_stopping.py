@@ -24,9 +24,9 @@ def engine_input(monkeypatch):
     seen = {}
     original = BlockADMM.fit
 
-    def fit(engine, X, Y, W0=None):
+    def fit(engine, X, Y, W0=None, **kw):
         seen.update(X=X, Y=Y, validation=engine.validation)
-        return original(engine, X, Y, W0=W0)
+        return original(engine, X, Y, W0=W0, **kw)
     monkeypatch.setattr(BlockADMM, "fit", fit)
     return seen
 

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 
+from skylite import _linalg
 from skylite.admm import BlockADMM
 from skylite.datasets import load_pendigits
 from skylite.kernels import Gaussian, Laplacian
@@ -33,8 +34,7 @@ def test_exact_equals_scikit_learn(n, m, sigma, alpha, seed):
 
 
 def test_kernel_matvec_in_row_blocks_equals_gram(monkeypatch):
-    import skylite.krr as krr
-    monkeypatch.setattr(krr, "_BLOCK_ELEMENTS", 50)   # several row blocks
+    monkeypatch.setattr(_linalg, "BLOCK_ELEMENTS", 50)   # several row blocks
     rng = np.random.default_rng(0)
     X, V = rng.standard_normal((37, 3)), rng.standard_normal((37, 2))
     np.testing.assert_allclose(kernel_matvec(Laplacian(1.0), X, V),
@@ -70,11 +70,10 @@ def test_feature_ridge_is_the_admm_optimum(pendigits):
 
 
 def test_feature_ridge_chunked_equals_one_chunk(pendigits, monkeypatch):
-    import skylite.krr as krr
     X, y, _ = pendigits
     fmap = Gaussian(60.0).feature_map(64, random_state=2).fit(X)
     whole = feature_ridge_coef(fmap, X, y, 1e-3)
-    monkeypatch.setattr(krr, "_BLOCK_ELEMENTS", 64 * 100)          # 15 chunks of 100 rows
+    monkeypatch.setattr(_linalg, "BLOCK_ELEMENTS", 64 * 100)          # 15 chunks of 100 rows
     np.testing.assert_allclose(feature_ridge_coef(fmap, X, y, 1e-3), whole, rtol=1e-10)
 
 

@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from skylite import KernelSVC
-from skylite.admm import blockadmm, memory
+from skylite.admm import driver, memory
 from skylite.admm.memory import footprint
 from skylite.sketch import default_n_blocks
 from skylite.sketch import Fastfood, GaussianRFF, Identity
@@ -70,7 +70,7 @@ def test_linear_kernel_on_two_wide_rows_needs_little():
 
 def test_a_run_that_does_not_fit_is_refused_before_allocating(monkeypatch):
     X, y = wide_rows(300_000)
-    monkeypatch.setattr(blockadmm, "available_memory_bytes", lambda: 100 * 2**20)
+    monkeypatch.setattr(driver, "available_memory_bytes", lambda: 100 * 2**20)
     with pytest.raises(MemoryError) as refused:
         KernelSVC(n_features=256, max_iter=3, n_threads=2).fit(X, y)
     message = str(refused.value)

@@ -153,6 +153,25 @@ def test_a_killed_two_rank_run_resumes_to_the_same_model(mpiexec, tmp_path):
         assert r["files_after"] == []                         # removed after a normal fit
 
 
+def test_pcg_over_two_ranks_is_the_serial_fit_resumes_calls_back_and_stops_early(
+        mpiexec, tmp_path):
+    results, _ = launch(mpiexec, "pcg", str(tmp_path))
+    for r in results.values():
+        assert r["coef_same"] and r["converged"]
+        assert r["calls"] == list(range(1, r["n_iter"] + 1))    # every iteration, every rank
+        assert r["killed"] != "not killed"
+        assert r["files"] == ["pcg.ckpt.rank0-of-2", "pcg.ckpt.rank1-of-2"]
+        assert r["files_after"] == []
+        assert r["resumed_equal"]                                # bitwise
+        assert r["resumed_iterations"] == list(range(1, r["n_iter"] + 1))
+        assert r["early_validation"] and r["early_best"] <= r["early_n_iter"]
+        assert 0 <= r["early_n_iter"] - r["early_best"] <= 3    # patience 3
+    r0 = results[0]
+    assert r0["rel_to_serial"] < 1e-5 and r0["predict_rel"] < 1e-7
+    assert abs(r0["n_iter"] - r0["serial_n_iter"]) <= 1
+    assert results[0]["score"] == results[1]["score"]          # global R^2
+
+
 # ---- in process ----
 
 @pytest.fixture(scope="module")

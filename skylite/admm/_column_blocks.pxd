@@ -112,6 +112,7 @@ cdef class ColumnBlocks:
     cdef void **zcache
     cdef void **params
     cdef list arrays            # owners of the memory behind the pointers above
+    cdef dict z_arrays          # block j -> its cached Z array (the owner of zcache[j])
     cdef readonly double[::1] seconds
     cdef readonly double scale
 

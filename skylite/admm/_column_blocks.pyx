@@ -168,6 +168,7 @@ cdef class ColumnBlocks:
         if self.factor == NULL or self.zcache == NULL or self.params == NULL:
             raise MemoryError()
         self.arrays = []
+        self.z_arrays = {}
         zdtype = np.float32 if single else np.float64
         for j in range(self.n_blocks):
             s_j = self.offsets[j + 1] - self.offsets[j]
@@ -175,7 +176,8 @@ cdef class ColumnBlocks:
             k = self.n_rows if self.woodbury[j] else s_j
             self.factor[j] = self._own(np.zeros((k, k)))
             if cache_z[j]:
-                self.zcache[j] = self._own(np.empty((self.n_rows, s_j), dtype=zdtype))
+                self.z_arrays[j] = np.empty((self.n_rows, s_j), dtype=zdtype)
+                self.zcache[j] = self._own(self.z_arrays[j])
             elif cache_params[j]:
                 self.params[j] = self._own(transform_op.block_params(j, zdtype))
 
@@ -194,6 +196,22 @@ cdef class ColumnBlocks:
         for i in range(first, stop):
             for t in range(n_threads):
                 self.seconds[i] += scratch[t].clock[i] / n_threads
+
+    def rescale(self, double scale):
+        """Serve another scale c (another alpha: c^2 = 1/(alpha n)) without regenerating
+        the blocks: each cached block c Z_ij is multiplied by c_new / c_old (equal to the
+        regenerated block up to rounding) and every factor is dropped, to be rebuilt from the
+        blocks on its next visit."""
+        cdef Py_ssize_t j
+        if not scale > 0:
+            raise ValueError(f"scale must be > 0, got {scale}")
+        ratio = scale / self.scale
+        for j, Z in self.z_arrays.items():
+            if self.z_filled[j]:
+                Z *= Z.dtype.type(ratio)
+        for j in range(self.n_blocks):
+            self.factored[j] = 0
+        self.scale = scale
 
     @property
     def factored_all(self):

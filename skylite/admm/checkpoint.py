@@ -31,8 +31,9 @@ import numpy as np
 from .._files import atomic_write
 
 FORMAT = 4        # 4: Anderson's memory holds each image's carried G (Z^T B)
-# metadata that may legitimately differ between the interrupted and the resumed run
-_PROGRESS = ("iteration", "rho", "history")
+# metadata that may legitimately differ between the interrupted and the resumed run (beside
+# what the method names as its progress, e.g. ADMM's rho)
+_PROGRESS = ("iteration", "history")
 
 
 def checkpoint_file(path, rank, size):
@@ -56,9 +57,10 @@ def save_checkpoint(filename, meta, arrays):
     atomic_write(filename, lambda f: np.savez(f, **arrays))
 
 
-def load_checkpoint(filename, expected):
+def load_checkpoint(filename, expected, progress=()):
     """Read one rank's checkpoint; raise ValueError if its identifying metadata differs
-    from `expected` (the current run's).  Returns (meta, dict of named arrays)."""
+    from `expected` (the current run's), apart from the iteration, the history and the
+    entries named in `progress`.  Returns (meta, dict of named arrays)."""
     try:
         with np.load(filename, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
@@ -69,7 +71,8 @@ def load_checkpoint(filename, expected):
         raise ValueError(f"checkpoint {filename} has format {meta.get('format')}, "
                          f"expected {FORMAT}")
     want = json.loads(json.dumps(expected))          # the same JSON normalization
-    different = sorted(k for k in want if k not in _PROGRESS and meta.get(k) != want[k])
+    different = sorted(k for k in want if k not in _PROGRESS + tuple(progress)
+                       and meta.get(k) != want[k])
     if different:
         details = ", ".join(f"{k}: checkpoint {meta.get(k)!r} vs run {want[k]!r}"
                             for k in different[:4])

@@ -51,9 +51,12 @@ def collective_callback(dist, callback, it, record, W):
 
 
 def format_record(r):
-    """The verbose line of a history record."""
-    line = (f"iter {r['iteration']:4d}  objective {r['objective']:.6e}  primal {r['primal']:.2e}"
-            f"  dual {r['dual']:.2e}  rho {r['rho']:.2g}")
+    """The verbose line of a history record (ADMM's, or PCG's relative residual)."""
+    if "objective" in r:
+        line = (f"iter {r['iteration']:4d}  objective {r['objective']:.6e}  primal "
+                f"{r['primal']:.2e}  dual {r['dual']:.2e}  rho {r['rho']:.2g}")
+    else:
+        line = f"iter {r['iteration']:4d}  residual {r['residual']:.2e}"
     if "validation" in r:
         line += f"  validation {r['validation']:.4f}"
     if "validation_loss" in r:

@@ -21,6 +21,7 @@ import os
 from dataclasses import dataclass, field, fields, replace
 
 from .._validation import check_positive
+from .driver import DriverSettings
 
 __all__ = ["EngineSettings", "DEFAULTS", "Positive", "RELAXATION"]
 
@@ -47,6 +48,12 @@ class Positive:
             raise ValueError(f"{name} must lie in (0, {self.below:g}), got {value}")
         return value
 
+    def driver(self):
+        """The driver's options (`skylite.admm.driver.DriverSettings`); the others are the
+        method's (BlockADMM's: alpha, rho, tol, acceleration, ...)."""
+        return DriverSettings(**{f.name: getattr(self, f.name) for f in fields(self)
+                                 if f.metadata["driver"]})
+
     def describe(self):
         """'int > 0', 'float >= 0 or None', ... for a docstring."""
         kind = "int" if self.integer else "float"
@@ -55,14 +62,15 @@ class Positive:
         return f"{kind} {bound}" + (" or None" if self.optional else "")
 
 
-def _option(default, accepts, doc, *, collective=False, checkpointed=False):
+def _option(default, accepts, doc, *, collective=False, checkpointed=False, driver=False):
     """A field of EngineSettings.  accepts: a `Positive` bound, a tuple of choices, bool
     (coerced with bool()), or "path" (None or a path, kept as str).  collective: every MPI
     rank must be given the same value; checkpointed: a resumed run must have the value the
-    checkpoint was written with."""
+    checkpoint was written with; driver: an option of the driver (`DriverSettings`: the
+    iteration budget, printing, checkpoints), the others are the method's."""
     return field(default=default, metadata={"accepts": accepts, "doc": doc,
                                             "collective": collective,
-                                            "checkpointed": checkpointed})
+                                            "checkpointed": checkpointed, "driver": driver})
 
 
 @dataclass(frozen=True)
@@ -79,8 +87,8 @@ lambda).  scikit-learn's and LIBSVM's C is 1 / (n alpha).""",
 Initial ADMM penalty, relative to the loss scale; adapted by residual balancing.""",
                          collective=True)
     max_iter: int = _option(500, Positive(integer=True), """\
-Maximum ADMM iterations; reaching it warns (`skylite.admm.ConvergenceWarning`).""",
-                            collective=True)
+Maximum iterations; reaching it warns (`skylite.admm.ConvergenceWarning`).""",
+                            collective=True, driver=True)
     tol: float = _option(1e-3, Positive(), """\
 Relative tolerance of the primal and dual ADMM residuals (docs/engine.md).""",
                          collective=True)
@@ -127,13 +135,13 @@ Residual balancing of rho every 10 iterations.""", collective=True)
     verbose: bool = _option(False, bool, """\
 Print a header (sizes, blocks, threads, memory) and one line per ADMM iteration
 (objective, residuals, rho, validation score, seconds).  Off by default, so a long fit,
-or a GridSearchCV of many, prints nothing until it returns.""")
+or a GridSearchCV of many, prints nothing until it returns.""", driver=True)
     checkpoint: str = _option(None, "path", """\
 Save the full ADMM state there every `checkpoint_every` iterations; a `fit` that finds
 the file(s) resumes from them and reaches the uninterrupted run's model.""",
-                              collective=True)
+                              collective=True, driver=True)
     checkpoint_every: int = _option(10, Positive(integer=True), """\
-Iterations between checkpoints.""", collective=True)
+Iterations between checkpoints.""", collective=True, driver=True)
 
     def __post_init__(self):
         for f in fields(self):
@@ -247,6 +255,12 @@ Iterations between checkpoints.""", collective=True)
         """The options a checkpoint records and a resume must match, by name."""
         return {f.name: (float(self.alpha) if f.name == "alpha" else getattr(self, f.name))
                 for f in fields(self) if f.metadata["checkpointed"]}
+
+    def driver(self):
+        """The driver's options (`skylite.admm.driver.DriverSettings`); the others are the
+        method's (BlockADMM's: alpha, rho, tol, acceleration, ...)."""
+        return DriverSettings(**{f.name: getattr(self, f.name) for f in fields(self)
+                                 if f.metadata["driver"]})
 
     def describe(self):
         """'float64 acceleration=None relaxation=1.8': the verbose header's settings."""

@@ -15,7 +15,7 @@ from mpi4py import MPI
 from skylite import KernelRidge, KernelSVC
 from skylite.admm import BlockADMM, iteration
 from skylite.datasets import load_pendigits
-from skylite.estimators import holdout_rows
+from skylite._early_stopping import holdout_rows
 from skylite.prox import get_loss, get_regularizer
 from skylite.prox.coding import code_labels
 from skylite._distributed import Distributed
@@ -288,6 +288,51 @@ def nystroem():
         out["history_rel"] = max(rel(history(mpi)[k], history(sim)[k]) for k in history(sim))
         out["coef_rel"] = float(np.linalg.norm(mpi.coef_ - sim.coef_)
                                 / np.linalg.norm(sim.coef_))
+    return out
+
+
+def pcg(directory):
+    """KernelRidge(solver="pcg") over 2 ranks: the serial fit's model; the callback on every
+    rank; a run killed at iteration 7 resumes from its iteration-6 checkpoint to the
+    uninterrupted model bitwise; early stopping on each rank's held-out rows."""
+    X, y = data(400)
+    part = my_slice(len(X))
+    y = y.astype(float)
+    kw = dict(sigma=0.6, n_features=64, alpha=1e-3, tol=1e-8, max_iter=300, solver="pcg",
+              n_threads=1)
+    calls = []
+    model = KernelRidge(comm=comm, callback=lambda it, record, A: calls.append(it),
+                        **kw).fit(X[part], y[part])
+    path = os.path.join(directory, "pcg.ckpt")
+
+    def kill(it, record, A):
+        if it == 7:
+            raise KeyboardInterrupt      # not an Exception: like a user's Ctrl-C
+    try:
+        KernelRidge(comm=comm, checkpoint=path, checkpoint_every=3, callback=kill,
+                    **kw).fit(X[part], y[part])
+        killed = "not killed"
+    except BaseException as exc:         # noqa: BLE001 - the interruption, on every rank
+        killed = type(exc).__name__
+    files = sorted(os.listdir(directory))
+    resumed = KernelRidge(comm=comm, checkpoint=path, checkpoint_every=3,
+                          **kw).fit(X[part], y[part])
+    early = KernelRidge(comm=comm, early_stopping=True, n_iter_no_change=3,
+                        **kw).fit(X[part], y[part])
+    out = {"coef_same": same_on_all_ranks(model.dual_coef_), "calls": calls,
+           "n_iter": model.n_iter_, "converged": model.converged_, "killed": killed,
+           "files": files, "files_after": sorted(os.listdir(directory)),
+           "resumed_equal": bool(np.array_equal(resumed.dual_coef_, model.dual_coef_)),
+           "resumed_iterations": [r["iteration"] for r in resumed.history_],
+           "early_n_iter": early.n_iter_, "early_best": early.best_iteration_,
+           "early_validation": "validation" in early.history_[0],
+           "score": model.score(X[part], y[part])}
+    if rank == 0:
+        serial = KernelRidge(**kw).fit(X, y)
+        out["rel_to_serial"] = rel(model.dual_coef_, serial.dual_coef_)
+        out["predict_rel"] = float(np.linalg.norm(model.predict(X) - serial.predict(X))
+                                   / np.linalg.norm(serial.predict(X)))
+        out["serial_n_iter"] = serial.n_iter_
     return out
 
 

@@ -1,0 +1,127 @@
+"""Early stopping of the iterative solvers on held-out rows.
+
+`holdout_rows` splits a rank's training rows into fit and validation rows (stratified by
+class); `EarlyStopping` is the driver callback that keeps the model of the best validation
+value and stops after `patience` iterations without a better one.  The validation values
+are global under MPI (the driver reduces them), so every rank takes the same decision.
+"""
+import numbers
+
+import numpy as np
+
+from . import _global_stats as stats
+from ._solvers import is_ridge
+from ._validation import check_positive, resolve_seed
+
+__all__ = ["SCORINGS", "AUTO_EARLY_STOPPING_ROWS", "holdout_rows", "EarlyStopping",
+           "EarlyStoppingParameters"]
+
+# early_stopping="auto" holds out validation rows above this many training rows (as
+# scikit-learn's HistGradientBoosting does): on MNIST's 60,000 rows it stops a kernel SVM
+# at a tenth of the iterations that run to tol, at the same test accuracy
+# (docs/choosing_parameters.md).
+AUTO_EARLY_STOPPING_ROWS = 10_000
+
+#: what early stopping monitors on the validation rows (`scoring`)
+SCORINGS = ("loss", "score")
+
+
+def holdout_rows(groups, fraction, rng):
+    """Split rows 0..n-1 into (fit rows, validation rows), two sorted index arrays.
+
+    groups: (n,) integer group of each row (the class index for a stratified split, all
+    zeros otherwise).  Of each group's n_c rows, floor(fraction n_c + 1/2) drawn at random
+    by the numpy Generator `rng` are validation rows.
+    """
+    n = len(groups)
+    held = [rng.choice(rows, size=int(np.floor(fraction * len(rows) + 0.5)), replace=False)
+            for rows in (np.flatnonzero(groups == g) for g in np.unique(groups))]
+    val_rows = np.sort(np.concatenate(held)) if held else np.zeros(0, dtype=np.intp)
+    fit = np.ones(n, dtype=bool)
+    fit[val_rows] = False
+    return np.flatnonzero(fit), val_rows
+
+
+class EarlyStopping:
+    """An engine callback: remembers the W of the best validation value (the lowest
+    "validation_loss" for scoring="loss", the highest "validation" score for "score") and
+    stops the run after `patience` iterations without a better one (then calls the user's
+    callback, if any).  The values are global under MPI, so every rank takes the same
+    decision."""
+
+    def __init__(self, patience, scoring="score", callback=None):
+        self.patience = patience
+        self.key, self.sign = (("validation_loss", -1.0) if scoring == "loss"
+                               else ("validation", 1.0))
+        self.callback = callback
+        self.best_score = -np.inf
+        self.best_W = None
+        self.best_iteration = 0
+
+    def __call__(self, iteration, record, W):
+        stop = bool(self.callback(iteration, record, W)) if self.callback else False
+        value = self.sign * record[self.key]
+        if value > self.best_score:
+            self.best_score, self.best_W = value, W.copy()
+            self.best_iteration = iteration
+        return stop or iteration - self.best_iteration >= self.patience
+
+
+class EarlyStoppingParameters:
+    """A mixin of `skylite.estimators.KernelMachine`: its early-stopping parameters checked
+    and resolved (`early_stopping`, `validation_fraction`, `n_iter_no_change`, `scoring`),
+    and the held-out split of a rank's rows."""
+
+    def _patience(self):
+        """n_iter_no_change checked (None or an int > 0), after checking the other early
+        stopping parameters."""
+        if not (self.early_stopping in (True, False) or self.early_stopping == "auto"):
+            raise ValueError(f"early_stopping must be 'auto', True or False, got "
+                             f"{self.early_stopping!r}")
+        fraction = self.validation_fraction
+        if self.early_stopping is not False and (isinstance(fraction, bool) or
+                                    not isinstance(fraction, numbers.Real) or
+                                    not 0 < fraction < 1):
+            raise ValueError(f"validation_fraction must be a number in (0, 1), got "
+                             f"{fraction!r}")
+        if self.scoring not in SCORINGS:
+            raise ValueError(f"scoring must be one of {SCORINGS}, got {self.scoring!r}")
+        if self.n_iter_no_change is None:
+            return None
+        return check_positive(self.n_iter_no_change, "n_iter_no_change", integer=True)
+
+    def _resolved_early_stopping(self, dist, n_rows, loss, regularizer, X_val):
+        """`early_stopping` with "auto" resolved (the same on every rank): on for an ADMM
+        fit of more than AUTO_EARLY_STOPPING_ROWS rows (all ranks') without X_val, off
+        otherwise, and off for the squared loss with l2, which solver="auto" may solve in
+        closed form (early stopping would force the ADMM)."""
+        if self.early_stopping != "auto":
+            return bool(self.early_stopping)
+        if X_val is not None or self.solver in ("direct", "exact", "pcg"):
+            return False
+        if self.solver == "auto" and is_ridge(loss, regularizer):
+            return False
+        return int(dist.sum_to_all(np.array([n_rows]))[0]) > AUTO_EARLY_STOPPING_ROWS
+
+    def _holdout(self, dist, y, classes):
+        """(fit rows, validation rows) of this rank for `early_stopping`: see
+        `holdout_rows`; the seed is derived from random_state and the rank.  Raises
+        ValueError (on every rank) if a class has no training row on any rank or no rank
+        holds out a row."""
+        groups = (np.zeros(len(y), dtype=np.intp) if classes is None
+                  else np.searchsorted(classes, stats.labels_1d(y)))
+        rng = np.random.default_rng([resolve_seed(self.random_state), dist.rank])
+        fit_rows, val_rows = dist.agree(holdout_rows, groups, self.validation_fraction, rng)
+        n_groups = 1 if classes is None else len(classes)
+        counts = dist.sum_to_all(np.append(np.bincount(groups[fit_rows], minlength=n_groups),
+                                           len(val_rows)))
+        where = f"validation_fraction={self.validation_fraction!r} of the training rows"
+        if counts[-1] == 0:
+            raise ValueError(f"{where} holds out no row: raise validation_fraction or pass "
+                             f"X_val, y_val")
+        if (counts[:-1] == 0).any():
+            what = ("no training row" if classes is None else f"no training row of class "
+                    f"{classes[np.flatnonzero(counts[:-1] == 0)[0]].item()!r}")
+            raise ValueError(f"{where} leaves {what}: lower validation_fraction or pass "
+                             f"X_val, y_val")
+        return fit_rows, val_rows

@@ -1,0 +1,116 @@
+"""The solvers behind the estimators' `solver` option, each leaving one `RunResult`.
+
+- "admm": block ADMM (`skylite.admm.BlockADMM`), any loss and regularizer;
+- "pcg": the exact kernel ridge problem (K + n alpha I) A = Y by conjugate gradients
+  preconditioned with the feature map (`skylite.admm.pcg.PCG`);
+- "direct": the closed form of the random-feature ridge problem,
+  coef_ = (Z^T Z + n alpha I)^-1 Z^T Y (`skylite.krr.feature_ridge_coef`);
+- "exact": the exact kernel ridge problem by one Cholesky factorization
+  (`skylite.krr.exact_dual_coef`);
+- "auto": "direct" for ridge problems that nothing asks to iterate (no validation rows,
+  early stopping, checkpoint, callback, warm start or communicator) up to
+  DIRECT_MAX_FEATURES features, else "admm".
+
+"admm" and "pcg" are methods of the driver (`skylite.admm.driver`): both run under MPI, write
+checkpoints, call the callback, score validation rows and stop early.  "direct" and "exact"
+are one solve in one process.
+"""
+import time
+
+import numpy as np
+
+from .admm.driver import RunResult
+from .krr import exact_dual_coef, feature_ridge_coef, memory_bytes
+from .prox import RKHSNorm
+
+__all__ = ["SOLVERS", "DIRECT_MAX_FEATURES", "is_ridge", "regularizer_for_map",
+           "resolve_solver", "one_solve"]
+
+SOLVERS = ("auto", "admm", "direct", "exact", "pcg")
+# solver="auto" solves squared loss + l2 in closed form up to this many features (s^2 float64:
+# 512 MB, n s^2 flops)
+DIRECT_MAX_FEATURES = 8192
+
+
+def is_ridge(loss, regularizer):
+    """Whether (loss, regularizer) is ridge regression, the squared loss with l2: the problem
+    the solvers "direct", "exact" and "pcg" solve (with alpha > 0)."""
+    return loss.name == "squared" and regularizer.name == "l2"
+
+
+def regularizer_for_map(regularizer, fmap, precision):
+    """l2 on a Nystroem map of several column blocks becomes the RKHS norm of the functions
+    it spans (skylite.prox.RKHSNorm, kept in the fit's precision): the full-Nystroem problem
+    whatever the blocks."""
+    if (regularizer.name == "l2" and hasattr(fmap, "rkhs_gram")
+            and fmap.transform_op_.n_blocks > 1):
+        return RKHSNorm(fmap, np.float32 if precision == "float32" else np.float64)
+    return regularizer
+
+
+def resolve_solver(solver, loss, regularizer, alpha, n_features, *, iterative, distributed):
+    """The solver a fit uses: `solver`, with "auto" resolved to "direct" or "admm".
+
+    Parameters
+    ----------
+    solver : str
+        One of SOLVERS.
+    loss, regularizer : skylite.prox objects
+        The problem (the regularizer after `regularizer_for_map`).
+    alpha : float
+        The regularization weight.
+    n_features : int
+        The feature map's s.
+    iterative : bool
+        Whether the fit asks for what only an iterative run gives (validation rows, early
+        stopping, checkpoints, a callback, a warm start).
+    distributed : bool
+        Whether the fit runs over an MPI communicator.
+
+    Returns
+    -------
+    str
+        "admm", "pcg", "direct" or "exact".  Raises ValueError for an unknown solver, a
+        ridge solver where the problem is not ridge regression, or a one-process solver
+        under a communicator.
+    """
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    if solver == "admm":
+        return "admm"
+    applies = is_ridge(loss, regularizer) and alpha > 0
+    if solver != "auto":
+        if regularizer.name == "rkhs":
+            raise ValueError(f"solver={solver!r} does not apply to a Nystroem map of several "
+                             f"column blocks (l2 on it is the RKHS norm of the functions it "
+                             f"spans); use solver='admm', or n_blocks=1")
+        if not applies:
+            raise ValueError(f"solver={solver!r} needs the squared loss with the l2 "
+                             f"regularizer and alpha > 0, got loss={loss.name!r}, "
+                             f"regularizer={regularizer.name!r}, alpha={alpha!r}")
+        if distributed and solver in ("direct", "exact"):
+            raise ValueError(f"solver={solver!r} runs in one process; use solver='admm' "
+                             f"or 'pcg' with comm=")
+        return solver
+    direct = (applies and not iterative and not distributed
+              and n_features <= DIRECT_MAX_FEATURES)
+    return "direct" if direct else "admm"
+
+
+def one_solve(solver, X, Y, alpha, *, feature_map, kernel, precision):
+    """The "direct" or "exact" solve as a RunResult of one iteration.
+
+    "direct": coef = W (s x m) on the features of `feature_map` (rows in `precision`);
+    "exact": coef = the dual coefficients A (n x m) of `kernel`, with details["X_fit"] = X.
+    """
+    start = time.perf_counter()
+    details = {}
+    if solver == "direct":
+        rows = X.astype(np.float32, copy=False) if precision == "float32" else X
+        coef = feature_ridge_coef(feature_map, rows, Y, alpha)
+    else:
+        coef = exact_dual_coef(kernel, X, Y, alpha)
+        details["X_fit"] = X
+    seconds = time.perf_counter() - start
+    memory = memory_bytes(solver, X.shape[0], feature_map.n_features, Y.shape[1])
+    return RunResult(coef, 1, [], True, memory, {solver: seconds}, details)
