@@ -156,6 +156,17 @@ class Distributed:
         self.check(error)
         return result
 
+    def same_everywhere(self, what, value):
+        """Collective: raise ValueError on every rank if the ranks hold different `value`s
+        (e.g. their rows' number of columns), naming `what` and each rank's value."""
+        if self.serial:
+            return
+        values = self.allgather(value)
+        if any(v != values[0] for v in values):
+            raise ValueError(f"the ranks have different {what}: " + ", ".join(
+                f"rank {r} {v!r}" for r, v in enumerate(values)) + "; every rank must pass "
+                "the same")
+
     def gather_checked(self, fn, *args):
         """Every rank's fn(*args), in rank order, with fn run under a guard: the collective
         always takes place, and if fn raised on any rank every rank raises (one allgather;

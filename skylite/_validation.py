@@ -124,14 +124,28 @@ def _real_dtype(dtype, name):
     raise ValueError(f"{name} must hold real numbers, got dtype {dtype}")
 
 
+# The largest integer option: what native code holds in a C int.
+MAX_INTEGER = 2**31 - 1
+
+
 def check_positive(value, name, *, integer=False, allow_zero=False):
-    """Return `value` if it is a positive (or, with allow_zero, non-negative) finite number."""
+    """Return `value` if it is a positive (or, with allow_zero, non-negative) finite number;
+    an integer (with `integer`) at most MAX_INTEGER.  Raises ValueError naming `name`."""
     kind = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, kind):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, kind):
         what = "an integer" if integer else "a number"
         raise ValueError(f"{name} must be {what}, got {value!r}")
-    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
+    bound = ">= 0" if allow_zero else "> 0"
+    if integer:
+        if value < 0 or (value == 0 and not allow_zero) or value > MAX_INTEGER:
+            raise ValueError(f"{name} must be an integer {bound} and at most {MAX_INTEGER}, "
+                             f"got {value!r}")
+        return value
+    try:
+        finite = bool(np.isfinite(float(value)))
+    except OverflowError:            # an int beyond float64
+        finite = False
+    if not finite or value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
     return value
 

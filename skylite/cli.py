@@ -29,8 +29,9 @@ def _parse_bytes(text):
         if text and text[-1] in units:
             return int(float(text[:-1]) * units[text[-1]])
         return int(float(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 0, 512M, 4G)") from None
+    except (ValueError, OverflowError):      # 'abc'; 'inf', 'nan', '1e999'
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (a finite number of bytes, "
+                                         f"e.g. 0, 512M, 4G)") from None
 
 
 # ---- the parser ----

@@ -268,6 +268,7 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
             given, missing = ("X_val", "y_val") if y_val is None else ("y_val", "X_val")
             raise ValueError(f"{given} was given without {missing}: pass both or neither")
         X, y = dist.agree(self._validate_training_rows, X, y)
+        dist.same_everywhere("number of input features (columns of X)", X.shape[1])
         if X_val is not None:
             X_val, y_val = dist.agree(self._validate_validation_rows, X_val, y_val)
         patience = self._patience()
@@ -369,15 +370,16 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
     def save(self, path):
         """Write the fitted model to `path` (see skylite.persistence); `skylite.load` reads it.
 
-        Under a communicator only rank 0 writes (the model is the same on every rank).
+        Under a communicator only rank 0 writes (the model is the same on every rank), and
+        if it fails every rank raises its error.
 
         Parameters
         ----------
         path : str or path-like
             The file to write.
         """
-        if self._distributed().is_root:
-            persistence.save(self, path)
+        dist = self._distributed()
+        dist.agree(lambda: persistence.save(self, path) if dist.is_root else None)
 
     # ---- evaluation ----
 
@@ -458,8 +460,18 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
             Accuracy or R^2.
         """
         dist = self._distributed()
-        return stats.score(dist, dist.agree(self.predict, X), y,
-                           classification=hasattr(self, "classes_"))
+        prediction, y = dist.agree(self._predictions_and_targets, X, y)
+        return stats.score(dist, prediction, y, classification=hasattr(self, "classes_"))
+
+    def _predictions_and_targets(self, X, y):
+        """This rank's predictions of X and its y, checked to match them in length."""
+        prediction = self.predict(X)
+        y = np.asarray(y)
+        if y.shape[0] != prediction.shape[0] or (not hasattr(self, "classes_")
+                                                 and y.size != prediction.size):
+            raise ValueError(f"y has shape {y.shape}, the predictions of X "
+                             f"{prediction.shape}: one target per row of X")
+        return prediction, y
 
     def objective(self, X, y):
         """F(W) = (1/n) sum_i V(y_i, z(x_i)^T W) + alpha r(W) on these rows.

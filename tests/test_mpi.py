@@ -118,6 +118,10 @@ def test_each_rank_splits_its_own_rows_and_all_stop_together(mpiexec):
     ("nan", "ValueError: rank 1 failed: ValueError: Input X contains NaN"),
     ("iteration-fault", "MemoryError: rank 1 failed: MemoryError: cannot allocate"),
     ("mismatch", "ValueError: the ranks were given different max_iter"),
+    ("different-columns", "ValueError: the ranks have different number of input features"),
+    ("save-fails", "FileNotFoundError: rank 0 failed: FileNotFoundError"),
+    ("score-mismatch", "ValueError: rank 1 failed: ValueError: y has shape"),
+    ("pcg-fault", "MemoryError: rank 1 failed: MemoryError: cannot allocate"),
 ])
 def test_a_failing_rank_stops_every_rank_with_its_error(mpiexec, mode, error):
     lines, proc = launch(mpiexec, mode, expect_ok=False)

@@ -120,3 +120,61 @@ def test_the_docstring_states_every_parameters_default():
     for name, value in params.items():
         text = f'"{value}"' if isinstance(value, str) else repr(value)
         assert stated[name] == text, name
+
+
+# ---- every option's value checked in one place, whatever the caller gives ----
+
+from hypothesis import given, settings as hypothesis_settings, strategies as st  # noqa: E402
+
+JUNK = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70),
+                 st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=6),
+                 st.sampled_from(["False", "auto", "rows", "float32", b"x", (1,), [2.0]]))
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(EngineSettings.names()), value=JUNK)
+def test_any_option_value_is_stored_or_refused_naming_the_option(name, value):
+    """A generated value of any option is accepted (and then stored as checked) or refused
+    with a ValueError that names the option: never another exception, never coerced
+    silently from a string."""
+    try:
+        settings = EngineSettings(**{name: value})
+    except ValueError as exc:
+        assert name in str(exc)
+        return
+    stored = getattr(settings, name)
+    if isinstance(value, str) and name != "checkpoint":
+        assert stored == value                     # a choice, never a string read as a bool
+    accepts = {f.name: f.metadata["accepts"] for f in dataclasses.fields(EngineSettings)}
+    if getattr(accepts[name], "integer", False) and stored is not None:
+        assert 0 < stored <= 2**31 - 1                 # what native code holds
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("max_iter", 2**64, "max_iter must be an integer > 0 and at most 2147483647"),
+    ("adapt_rho", "False", "adapt_rho must be True or False"),
+    ("rho", 1e300, "rho must lie in (1e-08, 1e+08)"),
+    ("rho", 1e-300, "rho must lie in (1e-08, 1e+08)"),
+    ("alpha", 10**400, "alpha must be finite"),
+])
+def test_out_of_range_options_name_themselves(name, value, message):
+    with pytest.raises(ValueError) as info:
+        EngineSettings(**{name: value})
+    assert message in str(info.value)
+    assert EngineSettings(verbose=2).verbose is True           # verbosity levels are on/off
+
+
+def test_engine_takes_loss_names_and_refuses_an_unfitted_map(pendigits):
+    X, y = pendigits[0][:200] / 100.0, pendigits[1][:200]
+    with pytest.raises(ValueError, match="feature_map must be a fitted skylite.sketch map"):
+        BlockADMM(GaussianRFF(16), "hinge", "l2", 1e-3)
+    fmap = GaussianRFF(16, sigma=0.6).fit(X)
+    engine = BlockADMM(fmap, "hinge", "l2", 1e-3, max_iter=3)
+    assert engine.loss.name == "hinge" and engine.regularizer.name == "l2"
+
+
+def test_cli_refuses_a_size_that_is_not_a_finite_number(capsys):
+    for text in ("inf", "nan", "1e999", "abc"):
+        with pytest.raises(SystemExit):
+            train_args("--memory-budget", text)
+        assert "not a size" in capsys.readouterr().err

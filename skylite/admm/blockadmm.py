@@ -30,6 +30,7 @@ import scipy.sparse as sp
 from .._distributed import Guard
 from .._threads import resolve_threads
 from .._validation import check_rows, with_native_index_dtypes
+from ..prox import get_loss, get_regularizer
 from ._column_blocks import PHASES
 from ._column_sweep import ColumnSweep
 from ._row_sweep import RowSweep
@@ -107,9 +108,8 @@ class ADMM(Method):
         by the memory plan (`plan`); n is the global number of rows (the scale c uses it)."""
         self.loss.check_targets(Y)
         op = self.feature_map.transform_op_
-        m, s = Y.shape[1], op.n_features
         single = self.settings.precision == "float32"
-        ranges, block_rows = self._plan.ranges, self._plan.block_rows
+        ranges = self._plan.ranges
         X = X.astype(np.float32 if single else np.float64, copy=False)
         self.n_rows_, self.n_row_blocks_total_ = n, n_row_blocks_total
         self.scale_ = (1.0 / np.sqrt(self.settings.alpha * n) if self.settings.alpha > 0
@@ -332,10 +332,10 @@ class BlockADMM:
     ----------
     feature_map : fitted skylite.sketch.FeatureMap
         The map z whose column blocks Z_j = z(X)_j the engine regenerates (or caches).
-    loss : skylite.prox.Loss
-        The loss V.
-    regularizer : skylite.prox.Regularizer
-        The regularizer r.
+    loss : skylite.prox.Loss or str
+        The loss V (or its name: "hinge", "logistic", "squared", "lad").
+    regularizer : skylite.prox.Regularizer, RKHSNorm or str
+        The regularizer r (or its name: "l2", "l1", "none").
     settings : skylite.admm.settings.EngineSettings or float
         Every option of the run (alpha, rho, max_iter, tol, relaxation, acceleration,
         anderson_memory, n_row_blocks, sweep, n_threads, memory_budget, precision,
@@ -392,10 +392,14 @@ class BlockADMM:
             settings = EngineSettings(**options)
         elif options:
             raise TypeError(f"options {sorted(options)} given beside an EngineSettings")
+        if not hasattr(feature_map, "transform_op_"):
+            raise ValueError(f"feature_map must be a fitted skylite.sketch map (call its fit "
+                             f"first), got {feature_map!r}")
         self.feature_map = feature_map
-        self.loss = loss
-        self.regularizer = regularizer
-        self.settings = settings.resolved(loss)
+        self.loss = get_loss(loss)
+        self.regularizer = regularizer if hasattr(regularizer, "prox") else get_regularizer(
+            regularizer)
+        self.settings = settings.resolved(self.loss)
         self.n_threads = resolve_threads(settings.n_threads)
         self.callback = callback
         self.validation = validation

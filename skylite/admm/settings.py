@@ -17,8 +17,11 @@ reads it:
 Runtime objects (the callback, the validation scorer, the communicator) are not settings:
 BlockADMM takes them as keyword arguments.
 """
+import numbers
 import os
 from dataclasses import dataclass, field, fields, replace
+
+import numpy as np
 
 from .._validation import check_positive
 from .driver import DriverSettings
@@ -33,32 +36,29 @@ RELAXATION = {"anderson": 1.0, None: 1.8}
 @dataclass(frozen=True)
 class Positive:
     """The bound of a numeric option: > 0 (>= 0 with allow_zero), an integer if `integer`,
-    None allowed if `optional`, and below `below` if given."""
+    None allowed if `optional`, below `below` and above `above` if given."""
     integer: bool = False
     allow_zero: bool = False
     optional: bool = False
     below: float = None
+    above: float = None
 
     def check(self, name, value):
         """`value` if it satisfies the bound, else ValueError naming the option."""
         if value is None and self.optional:
             return value
         check_positive(value, name, integer=self.integer, allow_zero=self.allow_zero)
-        if self.below is not None and not value < self.below:
-            raise ValueError(f"{name} must lie in (0, {self.below:g}), got {value}")
+        if ((self.below is not None and not value < self.below)
+                or (self.above is not None and not value > self.above)):
+            raise ValueError(f"{name} must lie in ({self.above or 0:g}, {self.below:g}), "
+                             f"got {value}")
         return value
-
-    def driver(self):
-        """The driver's options (`skylite.admm.driver.DriverSettings`); the others are the
-        method's (BlockADMM's: alpha, rho, tol, acceleration, ...)."""
-        return DriverSettings(**{f.name: getattr(self, f.name) for f in fields(self)
-                                 if f.metadata["driver"]})
 
     def describe(self):
         """'int > 0', 'float >= 0 or None', ... for a docstring."""
         kind = "int" if self.integer else "float"
-        bound = f"in (0, {self.below:g})" if self.below else (">= 0" if self.allow_zero
-                                                                else "> 0")
+        bound = (f"in ({self.above or 0:g}, {self.below:g})" if self.below
+                 else (">= 0" if self.allow_zero else "> 0"))
         return f"{kind} {bound}" + (" or None" if self.optional else "")
 
 
@@ -83,8 +83,9 @@ class EngineSettings:
 The regularization weight of (1/n) sum_i V(y_i, o_i) + alpha r(W) (the paper's
 lambda).  scikit-learn's and LIBSVM's C is 1 / (n alpha).""",
                            collective=True, checkpointed=True)
-    rho: float = _option(1.0, Positive(), """\
-Initial ADMM penalty, relative to the loss scale; adapted by residual balancing.""",
+    rho: float = _option(1.0, Positive(above=1e-8, below=1e8), """\
+Initial ADMM penalty, relative to the loss scale; adapted by residual balancing.  Outside
+(1e-8, 1e8) the iteration cannot move: its steps 1/rho or rho vanish beside the data.""",
                          collective=True)
     max_iter: int = _option(500, Positive(integer=True), """\
 Maximum iterations; reaching it warns (`skylite.admm.ConvergenceWarning`).""",
@@ -277,8 +278,15 @@ def _checked(f, value):
             raise ValueError(f"{f.name} must be one of {accepts}, got {value!r}")
         return value
     if accepts is bool:
-        return bool(value)
-    return None if value is None else os.fspath(value)        # "path"
+        if isinstance(value, (bool, np.bool_, numbers.Integral)):     # verbose=2 as well
+            return bool(value)
+        raise ValueError(f"{f.name} must be True or False, got {value!r}")
+    if value is None:                                          # "path"
+        return None
+    if not isinstance(value, (str, os.PathLike)) or not os.fspath(value):
+        raise ValueError(f"{f.name} must be a path (a non-empty str or os.PathLike) or None, "
+                         f"got {value!r}")
+    return os.fspath(value)
 
 
 _FIELDS = {f.name: f for f in fields(EngineSettings)}

@@ -194,6 +194,43 @@ def iteration_fault():
                                                          .astype(float))
 
 
+def different_columns():
+    """Rank 0's rows have 5 columns, rank 1's 1: refused on every rank before the Nystroem
+    map draws its landmarks."""
+    X, y = data(200)
+    part = my_slice(len(X))
+    X = X[part, :5] if rank == 0 else X[part, :1]
+    KernelSVC(method="nystroem", sigma=1.0, n_features=32, comm=comm).fit(X, y[part])
+
+
+def save_fails():
+    """Rank 0 cannot write the model: every rank raises its error."""
+    X, y = data(200)
+    part = my_slice(len(X))
+    model = KernelSVC(sigma=0.6, n_features=32, max_iter=3, comm=comm).fit(X[part], y[part])
+    model.save("/nonexistent/directory/model.sky")
+
+
+def score_mismatch():
+    """Rank 1 passes fewer targets than rows to score: every rank raises."""
+    X, y = data(200)
+    part = my_slice(len(X))
+    model = KernelSVC(sigma=0.6, n_features=32, max_iter=3, comm=comm).fit(X[part], y[part])
+    model.score(X[part], y[part][:-1] if rank == 1 else y[part])
+
+
+def pcg_fault():
+    """Rank 1 runs out of memory in a kernel product of the PCG's third iteration: every
+    rank raises at the same collective, no rank waits."""
+    X, y = data(200)
+    part = my_slice(len(X))
+    if rank == 1:
+        from skylite.admm import pcg
+        pcg.kernel_matvec = FailingProx(pcg.kernel_matvec, at_call=3)
+    KernelRidge(solver="pcg", sigma=0.6, n_features=32, max_iter=10, tol=1e-12,
+                comm=comm).fit(X[part], y[part].astype(float))
+
+
 def mismatch():
     """(e'') rank 1 was given another max_iter: refused on every rank, no hang."""
     X, y = data(200)
