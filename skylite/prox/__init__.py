@@ -29,7 +29,9 @@ result does not depend on it).  Native code cimports the nogil kernels from
 """
 from . import coding
 from ._checks import ProxConvergenceWarning
-from ._losses import AbsoluteLoss, HingeLoss, LogisticLoss, Loss, SquaredLoss
+from ._closed_form_losses import AbsoluteLoss, HingeLoss, SquaredLoss
+from ._logistic_loss import LogisticLoss
+from ._losses import Loss
 from ._registry import LOSSES, REGULARIZERS, get_loss, get_regularizer
 from ._regularizers import L1, L2, NoRegularizer, Regularizer
 from .rkhs import RKHSNorm

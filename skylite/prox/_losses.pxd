@@ -1,4 +1,5 @@
-# Losses V(y, o) of docs/prox.md as strategy objects with a nogil per-row interface.
+# The base class of the losses V(y, o) of docs/prox.md: strategy objects with a nogil per-row
+# interface.  The losses (_closed_form_losses.pyx, _logistic_loss.pyx) subclass it.
 #
 # The ADMM engine cimports this file and calls the kernels itself, from its own prange or
 # through the row drivers:
@@ -17,7 +18,7 @@
 #     logistic: one-hot rows);
 #   * x does not alias v or y (the closed forms tolerate x == v, the logistic prox does not).
 # Each row is computed the same way whatever thread runs it, so results do not depend on the
-# number of threads; the *_rows drivers sum values over fixed chunks of rows for the same
+# number of threads; value_rows sums over fixed chunks of rows (_fixed_chunks.pxd) for the same
 # reason.
 
 cdef class Loss:
@@ -48,26 +49,3 @@ cdef class Loss:
                               Py_ssize_t n, Py_ssize_t m, bint warm,
                               int n_threads) noexcept nogil
 
-
-cdef class RealTargetLoss(Loss):
-    pass
-
-
-cdef class SquaredLoss(RealTargetLoss):
-    pass
-
-
-cdef class AbsoluteLoss(RealTargetLoss):
-    pass
-
-
-cdef class HingeLoss(Loss):
-    pass
-
-
-cdef class LogisticLoss(Loss):
-    # Newton stops when ||g||_inf <= tol * max(1, ||v||_inf) * min(1, t), g the gradient of
-    # the row's prox objective, or when its step is below the rounding of x; at most
-    # max_iter Newton steps per row (see the class docstring).
-    cdef readonly double tol
-    cdef readonly int max_iter

@@ -3,7 +3,9 @@
 The engine and the estimators accept either a name or an object; these functions turn both
 into the cdef objects whose nogil kernels the engine calls.
 """
-from ._losses import AbsoluteLoss, HingeLoss, LogisticLoss, Loss, SquaredLoss
+from ._closed_form_losses import AbsoluteLoss, HingeLoss, SquaredLoss
+from ._logistic_loss import LogisticLoss
+from ._losses import Loss
 from ._regularizers import L1, L2, NoRegularizer, Regularizer
 
 #: loss name -> class

@@ -11,14 +11,26 @@ threads.
 """
 from cython.parallel cimport prange
 from libc.math cimport copysign, fabs, NAN
-from libc.stdlib cimport malloc, free
 
 import numpy as np
+
+from skylite.prox._fixed_chunks cimport chunked_sum
 
 from .._threads import resolve_threads
 from ._checks import check_matrix, check_out, check_step
 
 cdef Py_ssize_t CHUNK = 4096  # entries per parallel work item and per partial sum
+
+
+ctypedef struct RegularizerEntries:  # what value_rows hands to chunked_sum
+    void *regularizer  # the Regularizer (borrowed: value_rows holds it)
+    const double *W
+
+
+cdef double _entries_value(const void *data, Py_ssize_t start, Py_ssize_t stop) noexcept nogil:
+    """r on the entries start..stop-1 of W (a chunk of `Regularizer.value_rows`)."""
+    cdef const RegularizerEntries *e = <const RegularizerEntries *> data
+    return (<Regularizer> e.regularizer).value_row(e.W + start, stop - start)
 
 
 cdef class Regularizer:
@@ -41,21 +53,10 @@ cdef class Regularizer:
 
     cdef double value_rows(self, const double *W, Py_ssize_t n, Py_ssize_t m,
                            int n_threads) noexcept nogil:
-        cdef Py_ssize_t size = n * m, n_chunks = (n * m + CHUNK - 1) // CHUNK, c, stop
-        cdef double total = 0.0
-        cdef double *partial
-        if size <= 0:
-            return 0.0
-        partial = <double *> malloc(n_chunks * sizeof(double))
-        if partial == NULL:
-            return NAN
-        for c in prange(n_chunks, schedule='static', num_threads=n_threads):
-            stop = min(size, (c + 1) * CHUNK)
-            partial[c] = self.value_row(W + c * CHUNK, stop - c * CHUNK)
-        for c in range(n_chunks):
-            total += partial[c]
-        free(partial)
-        return total
+        cdef RegularizerEntries entries
+        entries.regularizer = <void *> self
+        entries.W = W
+        return chunked_sum(_entries_value, &entries, n * m, CHUNK, n_threads)
 
     cdef void prox_rows(self, const double *V, double t, double *X, Py_ssize_t n,
                         Py_ssize_t m, int n_threads) noexcept nogil:

@@ -14,7 +14,7 @@ scikit-learn's decision_function for two classes: one value per row, > 0 for cla
 """
 import numpy as np
 
-from ._losses import softmax  # noqa: F401  (public here: class probabilities)
+from ._logistic_loss import softmax  # noqa: F401  (public here: class probabilities)
 from ._registry import get_loss
 
 

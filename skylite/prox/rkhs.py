@@ -9,17 +9,18 @@ regularizer is
 (I + t G)^{-1} is formed once per step size t (t = 1/rho changes only when rho adapts) from
 its Cholesky factor (LAPACK potrf and potri, single-threaded: the same bits whatever the
 thread count), so a prox is one s x s by s x m product, like r(W).  Those products run in
-fixed chunks of CHUNK_ROWS rows on `n_threads` threads: each chunk is the same BLAS call
-whichever thread takes it, so the result does not depend on the number of threads.
+fixed chunks of CHUNK_ROWS rows on `n_threads` threads (`_fixed_chunks.map_chunks`): each chunk
+is the same BLAS call whichever thread takes it, so the result does not depend on the number of
+threads.
 For a Nystroem map with C column blocks, training with this norm is the full Nystroem problem
 (docs/feature_maps.md); with G = I it is `L2`.  Unlike the elementwise regularizers it
 couples the rows of W: O(s^2 m) per prox and per value, O(s^3) per new t.
 """
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import scipy.linalg
 from scipy.linalg.lapack import get_lapack_funcs
+
+from ._fixed_chunks import map_chunks
 
 # rows of G per product of a chunk (the unit of parallel work, fixed so that the result
 # does not depend on the number of threads)
@@ -152,22 +153,12 @@ class RKHSNorm:
         return f"RKHSNorm({type(self.feature_map).__name__})"
 
 
-_POOL = {}
-
-
 def _chunked_product(A, B, n_threads):
-    """A @ B by chunks of CHUNK_ROWS rows of A, on n_threads threads (numpy releases the GIL
-    in the products); bitwise the same for any n_threads."""
+    """A @ B by fixed chunks of CHUNK_ROWS rows of A, on n_threads threads (numpy releases the
+    GIL in the products); bitwise the same for any n_threads."""
     out = np.empty((A.shape[0], B.shape[1]), dtype=np.result_type(A, B))
-    chunks = [slice(a, a + CHUNK_ROWS) for a in range(0, A.shape[0], CHUNK_ROWS)]
 
-    def product(rows):
-        np.matmul(A[rows], B, out=out[rows])
-    if n_threads <= 1 or len(chunks) == 1:
-        for rows in chunks:
-            product(rows)
-    else:
-        if n_threads not in _POOL:
-            _POOL[n_threads] = ThreadPoolExecutor(n_threads, thread_name_prefix="skylite")
-        list(_POOL[n_threads].map(product, chunks))
+    def product(start, stop):
+        np.matmul(A[start:stop], B, out=out[start:stop])
+    map_chunks(product, A.shape[0], CHUNK_ROWS, n_threads)
     return out
