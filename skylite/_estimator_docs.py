@@ -5,6 +5,7 @@ The entries of the engine's options ({rho}, ...) are the settings' own
 import inspect
 import textwrap
 
+from ._solvers import AUTO_RULE
 from .admm.settings import EngineSettings
 from .sketch import MAX_BLOCK
 
@@ -115,16 +116,17 @@ comm : mpi4py communicator or None, default=None
 {checkpoint_every}
 solver : {{"auto", "admm", "direct", "exact", "pcg"}}, default="auto"
     "admm": the BlockADMM iterations.  The others need the squared loss with the l2
-    regularizer and alpha > 0, and run in one process (docs/kernel_ridge.md):
+    regularizer and alpha > 0 (docs/kernel_ridge.md); "direct" and "exact" run in one
+    process:
     "direct": the closed form of the random-feature problem, (Z^T Z + n alpha I) W = Z^T Y,
     with Z^T Z accumulated over chunks of rows (Z is never stored; s^2 float64; no
     iterations, so the iteration options do not apply).  "exact": the exact kernel problem,
     (K + n alpha I) A = Y by Cholesky (n^2 float64), predictions
     K(X, ``X_fit_``) ``dual_coef_``.  "pcg": the same exact system by conjugate gradients
     preconditioned with the random features (to relative residual `tol`, at most
-    `max_iter` iterations; K in row blocks, never stored).  "auto": "direct" when
-    s <= 8192 and no communicator, validation set, early stopping, checkpoint, callback or
-    warm start is given; else "admm".
+    `max_iter` iterations; K in row blocks, never stored), run like the ADMM: under a
+    communicator, with checkpoints, callback, validation and early stopping.  "auto":
+{auto_rule}
 
 Attributes
 ----------
@@ -194,4 +196,6 @@ def estimator_docstring(name, summary, default_loss, classification=None):
     engine = {name: EngineSettings.doc(name) for name in EngineSettings.names()}
     return (inspect.cleandoc(summary) + "\n\n"
             + _PARAMETERS.format(default_loss=f'"{default_loss}"', loss_kind=loss_kind,
-                                 max_block=MAX_BLOCK, **engine))
+                                 max_block=MAX_BLOCK, auto_rule=textwrap.fill(
+                                     AUTO_RULE + ".", width=88, initial_indent="    ",
+                                     subsequent_indent="    "), **engine))

@@ -23,19 +23,33 @@ from .admm.driver import RunResult
 from .krr import exact_dual_coef, feature_ridge_coef, memory_bytes
 from .prox import RKHSNorm
 
-__all__ = ["SOLVERS", "DIRECT_MAX_FEATURES", "is_ridge", "regularizer_for_map",
-           "resolve_solver", "one_solve"]
+__all__ = ["SOLVERS", "DIRECT_MAX_FEATURES", "AUTO_RULE", "is_ridge", "is_ridge_by_name",
+           "regularizer_for_map", "resolve_solver", "one_solve"]
 
 SOLVERS = ("auto", "admm", "direct", "exact", "pcg")
 # solver="auto" solves squared loss + l2 in closed form up to this many features (s^2 float64:
 # 512 MB, n s^2 flops)
 DIRECT_MAX_FEATURES = 8192
+#: what solver="auto" does, in words (the estimators' docstring and `skylite train --help`)
+AUTO_RULE = (f'"direct" for ridge problems with s <= {DIRECT_MAX_FEATURES} when nothing asks '
+             f'for iterations (validation rows, early stopping, a checkpoint, a callback, a '
+             f'warm start) and no communicator is given; else "admm"')
 
 
 def is_ridge(loss, regularizer):
     """Whether (loss, regularizer) is ridge regression, the squared loss with l2: the problem
     the solvers "direct", "exact" and "pcg" solve (with alpha > 0)."""
     return loss.name == "squared" and regularizer.name == "l2"
+
+
+def is_ridge_by_name(loss, regularizer, classification=None):
+    """`is_ridge` for the names the command line holds (a loss name, a regularizer name and
+    the --classification flag, which makes the squared loss a classifier)."""
+    from .prox import get_loss, get_regularizer
+    loss = get_loss(loss)
+    if classification:
+        loss = loss.with_classification(True)
+    return is_ridge(loss, get_regularizer(regularizer)) and not loss.classification
 
 
 def regularizer_for_map(regularizer, fmap, precision):

@@ -97,6 +97,12 @@ def _defaults():
 _EARLY = "early stopping (not --no-early-stop)"
 # option dest -> (does it apply to these args?, where it applies); the kernels' parameters
 # and --quasi are added from the kernels' table (`_kernel_applies`)
+def _ridge(args):
+    """Whether the command's problem is ridge regression (skylite._solvers.is_ridge)."""
+    from ._solvers import is_ridge_by_name
+    return is_ridge_by_name(args.loss, args.reg, args.classification)
+
+
 _APPLIES = {
     "features": (lambda a: a.kernel != "linear" or a.method not in (None, "identity"),
                  "random features or a linear sketch (--kernel linear without --method has "
@@ -107,8 +113,7 @@ _APPLIES = {
     "n_iter_no_change": (lambda a: a.early_stop is not False, _EARLY),
     "scoring": (lambda a: a.early_stop is not False, _EARLY),
     "checkpoint_every": (lambda a: a.checkpoint is not None, "--checkpoint"),
-    "solver": (lambda a: a.solver in ("auto", "admm")
-               or (a.loss == "squared" and a.reg == "l2" and not a.classification),
+    "solver": (lambda a: a.solver in ("auto", "admm") or _ridge(a),
                "--loss squared and --reg l2 (regression)"),
 }
 
@@ -221,7 +226,7 @@ def _train_options(p):
     engine's (skylite.admm.settings), read here, never written twice."""
     from .admm.settings import RELAXATION, EngineSettings
     from ._early_stopping import AUTO_EARLY_STOPPING_ROWS, SCORINGS
-    from ._solvers import DIRECT_MAX_FEATURES, SOLVERS
+    from ._solvers import AUTO_RULE, SOLVERS
     from .estimators import KERNEL_NAMES, PRESETS, KernelMachine
     from .prox import REGULARIZERS
     from .sketch import MAX_BLOCK, NYSTROEM_MAX_BLOCK
@@ -289,8 +294,7 @@ def _train_options(p):
                    help=f"--loss squared with l2 (libSkylark's skylark_krr): direct, the "
                         f"closed form on random features; exact, Cholesky of the kernel "
                         f"matrix; pcg, the kernel system by CG preconditioned with the random "
-                        f"features; auto: direct for s <= {DIRECT_MAX_FEATURES} without --val, "
-                        f"--early-stop or --checkpoint, else admm (default: "
+                        f"features (also under mpiexec); auto: {AUTO_RULE} (default: "
                         f"{default['solver']})")
     g.add_argument("--rho", type=_positive(float), default=default["rho"],
                    help="initial ADMM rho")
@@ -304,8 +308,9 @@ def _train_options(p):
                         f"losses (squared, logistic), not for hinge and lad (default: "
                         f"{default['acceleration'] or 'none'})")
     g.add_argument("--threads", type=_positive(int),
-                   help="threads per process; the model does not depend on it (default: "
-                        "all cores, shared by the MPI ranks of a node)")
+                   help="threads per process; the model does not depend on it (default: the "
+                        "OpenMP thread limit in force, at most the usable cores; under "
+                        "mpiexec the node's cores shared by its ranks)")
     g.add_argument("--memory-budget", dest="memory_budget", type=_parse_bytes,
                    help="bytes for caching feature blocks beyond the working memory, e.g. "
                         "0, 512M, 4G (default: half the free memory)")
@@ -359,7 +364,8 @@ def _predict_options(p):
     p.add_argument("--decision-values", dest="decision_values", action="store_true",
                    help="write decision values (one column per output) instead of labels")
     p.add_argument("--threads", type=_positive(int),
-                   help="threads (default: all cores)")
+                   help="threads (default: the OpenMP thread limit in force, at most the "
+                        "usable cores)")
     p.add_argument("--zero-based", dest="zero_based", action="store_true",
                    help="LIBSVM feature indices start at 0 (default: 1, as LIBSVM)")
     _add_input_options(p)
