@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._distributed import Distributed, Guard
+from .._machine import available_memory_bytes, format_bytes
 from .._threads import blas_single_threaded, resolve_threads
 from .._validation import check_rows, with_native_index_dtypes
 from ._column_blocks import PHASES
@@ -40,7 +41,7 @@ from .checkpoint import (checkpoint_file, data_checksum, load_checkpoint, remove
                          save_checkpoint)
 from .iteration import (ConvergenceError, Iteration, RowData, State, balanced_rho,
                         residuals)
-from .memory import WideInputWarning, available_memory_bytes, format_bytes, plan_run
+from .memory import WideInputWarning, plan_run
 from .run import SumsLayout, as_python_numbers, collective_callback, format_record
 from .settings import EngineSettings
 
