@@ -177,7 +177,7 @@ def run_rbf_sgd(X, y, n, threads, memory_budget=None):
     from sklearn.linear_model import SGDClassifier
     from sklearn.pipeline import make_pipeline
 
-    from skylite.admm.memory import available_memory_bytes, format_bytes
+    from skylite._machine import available_memory_bytes, format_bytes
     need = 2 * n * RBF_FEATURES * 4          # Z in float32, and SGD's float64 row copies
     if need > available_memory_bytes():
         return None, None, {"refused": f"Z is {n:,} x {RBF_FEATURES} (float32 "

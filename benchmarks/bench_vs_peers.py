@@ -67,16 +67,16 @@ def fit_and_score(fit, predict, X, y, Xt, yt):
 
 
 def skylite_svc(rows, s, alpha, precision="float64", seed=0, max_iter=500,
-                early_stopping=False, method=None, n_blocks=None):
+                early_stopping=False, method=None, n_blocks=None, landmarks=None):
     from skylite import KernelSVC
     model = KernelSVC(sigma=SIGMA, n_features=s, alpha=alpha, precision=precision,
                       random_state=seed, max_iter=max_iter, early_stopping=early_stopping,
-                      method=method, n_blocks=n_blocks)
+                      method=method, n_blocks=n_blocks, landmarks=landmarks)
     result = fit_and_score(model.fit, model.predict, *mnist(rows))
     stop = (f"early-stopped on the validation {model.scoring}, best iteration "
             f"{model.best_iteration_}" if early_stopping
             else "converged" if model.converged_ else "max_iter")
-    result["detail"] = (f"s={s}, {method or 'rff'}, {len(model.feature_map_.block_sizes)} "
+    result["detail"] = (f"s={s}, {method or 'rff'}{f' {landmarks}' if landmarks else ''}, {len(model.feature_map_.block_sizes)} "
                         f"blocks, alpha={alpha:g}, seed {seed}, {precision}, {model.n_iter_} "
                         f"iterations, {stop}")
     return result

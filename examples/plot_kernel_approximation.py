@@ -17,8 +17,8 @@ the maps that approximate it (``kernel.methods``), and the dashed line falls lik
 Two maps of the linear kernel are exact on these rows and are not drawn: the identity, and
 SRHT, whose blocks sample rows of a d x d Hadamard transform without replacement (with
 s_j >= d = 16 rows per block a block keeps them all, and S^T S = I).  Nystroem features
-(``nystroem``, k-means landmarks, and ``nystroem_uniform``) are not random projections but
-landmarks from the data: they need at least s rows, so they are drawn up to s = 256.
+(``nystroem``, with k-means landmarks, and ``nystroem uniform``, with rows drawn uniformly)
+are not random projections but landmarks from the data: they need at least s rows, so they are drawn up to s = 256.
 """
 
 # %%
@@ -46,9 +46,11 @@ kernels = [Gaussian(0.6), Laplacian(4.0), Matern(1.5, 0.6), ExpSemigroup(0.1),
 def maps_of(kernel, s, seed):
     """The kernel's feature maps with s features, by name (unfitted)."""
     maps = {method: kernel.feature_map(s, n_blocks=4, random_state=seed, method=method)
-            for method in kernel.methods if method not in ("qmc", "identity", "srht",
-                                                           "nystroem_kmeans")
-            and not (method.startswith("nystroem") and s > len(X))}
+            for method in kernel.methods if method not in ("qmc", "identity", "srht")
+            and not (method == "nystroem" and s > len(X))}
+    if "nystroem" in maps:
+        maps["nystroem uniform"] = kernel.feature_map(s, n_blocks=4, random_state=seed,
+                                                      method="nystroem", landmarks="uniform")
     if isinstance(kernel, Gaussian):
         maps["JLT(8) then rff"] = ComposedMap(JLT(8), GaussianRFF(s, sigma=kernel.sigma,
                                                                  n_blocks=4),

@@ -127,6 +127,7 @@ def _make_model(args, dist):
     return cls(args.kernel, loss=args.loss, regularizer=args.reg, alpha=args.alpha,
                n_features=args.features, n_blocks=args.blocks,
                method=f"qmc_{args.quasi}" if args.quasi else args.method,
+               landmarks=args.landmarks,
                rho=args.rho, max_iter=args.iters, tol=args.tol, relaxation=args.relaxation,
                acceleration=None if args.acceleration == "none" else args.acceleration,
                n_threads=args.threads,

@@ -59,9 +59,14 @@ classification : bool or None, default=None
     labels one-vs-rest as +/-1.
 method : str or None, default=None
     A feature-map variant of the kernel: "fastfood" (Gaussian, Matern), "qmc" /
-    "qmc_sobol" / "qmc_halton" (quasi-Monte-Carlo features), "jlt" / "srht" /
-    "countsketch" (linear sketches of n_features columns for the linear kernel);
+    "qmc_sobol" / "qmc_halton" (quasi-Monte-Carlo features), "nystroem" (every kernel but
+    the linear one: n_features landmarks from the training rows, `landmarks`), "jlt" /
+    "srht" / "countsketch" (linear sketches of n_features columns for the linear kernel);
     `skylite.kernels.Gaussian().methods` lists a kernel's.
+landmarks : {{"kmeans", "uniform"}} or None, default=None
+    How method="nystroem" chooses its landmarks: k-means centres of a pool of rows, or
+    rows drawn uniformly; None is the Nystroem default, "kmeans".  Only with
+    method="nystroem" (ValueError otherwise).
 {rho}
 {max_iter}
 {tol}

@@ -78,9 +78,10 @@ class ThreadCountWarning(RuntimeWarning):
 
 
 def resolve_threads(n_threads):
-    """n_threads as given, or every available core for None; at most the available cores
-    (more only wait for each other: capped with a ThreadCountWarning).  Results do not
-    depend on the thread count."""
+    """n_threads as given, or `default_threads()` for None (the OpenMP thread limit in force,
+    at most the usable cores); a given count is capped at `usable_cores()` (more only wait
+    for each other: capped with a ThreadCountWarning).  Results do not depend on the thread
+    count."""
     if n_threads is None:
         return default_threads()
     n_threads = check_positive(n_threads, "n_threads", integer=True)

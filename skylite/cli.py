@@ -107,6 +107,7 @@ _APPLIES = {
     "features": (lambda a: a.kernel != "linear" or a.method not in (None, "identity"),
                  "random features or a linear sketch (--kernel linear without --method has "
                  "s = the input features)"),
+    "landmarks": (lambda a: a.method == "nystroem", "--method nystroem"),
     "classification": (lambda a: a.loss in ("squared", "lad"), "--loss squared or lad"),
     "validation_fraction": (lambda a: a.early_stop is not False and not a.val,
                             f"{_EARLY} without --val"),
@@ -275,12 +276,15 @@ def _train_options(p):
     m.add_argument("--method", help="feature map method: rff (default), fastfood (gaussian, "
                                     "matern), qmc_halton / qmc_sobol (gaussian, laplacian, "
                                     "matern), nystroem (every kernel but linear: --features "
-                                    "landmarks, k-means centres; nystroem_uniform: drawn "
-                                    "rows), jlt / srht / countsketch (linear: a sketch of "
-                                    "--features columns) (default: the kernel's first)")
+                                    "landmarks from the rows, see --landmarks), jlt / srht / "
+                                    "countsketch (linear: a sketch of --features columns) "
+                                    "(default: the kernel's first)")
     m.add_argument("--quasi", nargs="?", const="sobol", choices=("sobol", "halton"),
                    help="quasi-Monte-Carlo random features: scrambled Sobol' (default) or "
                         "leaped Halton (libSkylark's -q 1); same as --method qmc_SEQUENCE")
+    g.add_argument("--landmarks", choices=("kmeans", "uniform"),
+                   help="with --method nystroem: k-means centres of the rows (default) or "
+                        "rows drawn uniformly")
     g = p.add_argument_group("solver")
     g.add_argument("--blocks", type=_positive(int),
                    help=f"column blocks C (default: ceil(s / {MAX_BLOCK}), ceil(s / "

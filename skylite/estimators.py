@@ -27,10 +27,10 @@ from ._estimator_docs import estimator_docstring
 from ._estimator_inputs import InputChecks
 from ._linalg import kernel_matvec
 from ._outputs import CachedOutputs, outputs
+from ._machine import available_memory_bytes
 from ._solvers import one_solve, regularizer_for_map, resolve_solver
 from ._validation import check_positive, take_rows
 from .admm import BlockADMM
-from .admm.memory import available_memory_bytes
 from .admm.pcg import PCG
 from .admm.settings import DEFAULTS, EngineSettings
 from .prox import get_loss, get_regularizer
@@ -62,7 +62,8 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
     def __init__(self, kernel="gaussian", *, loss=None, regularizer="l2",
                  alpha=DEFAULTS.alpha, n_features=2048, n_blocks=None, feature_map=None,
                  sigma=None, gamma=None, degree=None, coef0=None, nu=None, length_scale=None,
-                 beta=None, classification=None, method=None, rho=DEFAULTS.rho,
+                 beta=None, classification=None, method=None, landmarks=None,
+                 rho=DEFAULTS.rho,
                  max_iter=DEFAULTS.max_iter, tol=DEFAULTS.tol, adapt_rho=DEFAULTS.adapt_rho,
                  relaxation=DEFAULTS.relaxation, acceleration=DEFAULTS.acceleration,
                  anderson_memory=DEFAULTS.anderson_memory, n_threads=DEFAULTS.n_threads,
@@ -87,6 +88,7 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
         self.beta = beta
         self.classification = classification
         self.method = method
+        self.landmarks = landmarks
         self.rho = rho
         self.max_iter = max_iter
         self.tol = tol
@@ -191,13 +193,14 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
             rows = max(dist.allgather(X.shape[0]))
             identity = (isinstance(kernel, kernels_module.Linear)      # s = d, not chosen
                         and self.method in (None, "identity"))
-            nystroem = str(self.method).startswith("nystroem")
+            nystroem = self.method == "nystroem"
             n_blocks = (default_n_blocks(X.shape[1], rows, max_block=None) if identity
                         else default_n_blocks(self.n_features, rows,
                                               **({"max_block": NYSTROEM_MAX_BLOCK}
                                                  if nystroem else {})))
         fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
-                                  random_state=self.random_state, method=self.method)
+                                  random_state=self.random_state, method=self.method,
+                                  landmarks=self.landmarks)
         return fmap.fit_distributed(X, dist), kernel
 
     def _code_targets(self, y, loss, classes=None):

@@ -56,6 +56,8 @@ def save(model, path):
         value = params.pop(key)
         if value is None or isinstance(value, str):
             params[key] = value
+        elif isinstance(value, kernels.Kernel):
+            objects[key] = value.to_dict()
         else:
             objects[key] = {"type": type(value).__name__, "params": _object_params(value)}
     params.pop("callback")
@@ -85,8 +87,7 @@ def save(model, path):
     arrays = [model.coef_] if model.coef_ is not None else []
     if getattr(model, "dual_coef_", None) is not None:
         X = model.X_fit_
-        header["dual"] = {"kernel": {"type": type(model.kernel_).__name__,
-                                     "params": _object_params(model.kernel_)},
+        header["dual"] = {"kernel": model.kernel_.to_dict(),
                           "shape": list(model.dual_coef_.shape), "n_features": X.shape[1],
                           "nnz": int(X.nnz) if sp.issparse(X) else None}
         arrays = [model.dual_coef_] + ([X.indptr, X.indices, X.data] if sp.issparse(X)
@@ -229,10 +230,7 @@ def _load_dual(spec, body):
 def _rebuild_object(key, spec):
     if key == "feature_map":
         return sketch.map_from_spec(spec)
-    cls = getattr(kernels, spec["type"], None)
-    if not isinstance(cls, type):
-        raise ValueError(f"unknown {key} type {spec['type']!r}")
-    return cls(**spec["params"])
+    return kernels.Kernel.from_dict(spec)
 
 
 def _is_json(value):

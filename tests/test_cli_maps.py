@@ -47,11 +47,12 @@ def test_linear_kernel_sketches(method, cls, digits_npz, tmp_path, capsys):
     assert accuracy > 0.75        # a linear SVM on 16 features, sketched to 256: about 0.8
 
 
-@pytest.mark.parametrize("method, rule", [("nystroem", "kmeans"),
-                                          ("nystroem_uniform", "uniform")])
-def test_train_and_predict_with_nystroem_features(method, rule, digits_npz, tmp_path, capsys):
+@pytest.mark.parametrize("options, rule", [([], "kmeans"),
+                                           (["--landmarks", "uniform"], "uniform"),
+                                           (["--landmarks", "kmeans"], "kmeans")])
+def test_train_and_predict_with_nystroem_features(options, rule, digits_npz, tmp_path, capsys):
     path = tmp_path / "m.sky"
-    assert _train(digits_npz, path, "--method", method, "--sigma", "60") == 0
+    assert _train(digits_npz, path, "--method", "nystroem", *options, "--sigma", "60") == 0
     model = skylite.load(path)
     fmap = model.feature_map_
     assert isinstance(fmap, Nystroem) and fmap.landmarks == rule
@@ -82,6 +83,13 @@ def test_bad_map_options(digits_npz, tmp_path, capsys):
     assert exit_info.value.code == 2
     assert "--quasi applies only with --kernel gaussian, laplacian or matern" in \
         capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        _train(digits_npz, path, "--landmarks", "uniform")
+    assert exit_info.value.code == 2
+    assert "--landmarks applies only with --method nystroem" in capsys.readouterr().err
+    for old_name in ("nystroem_uniform", "nystroem_kmeans"):
+        assert _train(digits_npz, path, "--method", old_name) == 1
+        assert f"unknown feature-map method {old_name!r}" in capsys.readouterr().err
 
 
 def test_predict_warns_when_a_libsvm_file_is_narrower_than_the_model(tmp_path, capsys):

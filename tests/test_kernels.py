@@ -4,12 +4,14 @@ import tracemalloc
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
 from sklearn.gaussian_process.kernels import Matern as SkMatern
 from sklearn.metrics.pairwise import (laplacian_kernel, linear_kernel, polynomial_kernel,
                                       rbf_kernel)
 
 import skylite.kernels._kernels as kernels_module
-from skylite.kernels import ExpSemigroup, Gaussian, Laplacian, Linear, Matern, Polynomial
+from skylite.kernels import (ExpSemigroup, Gaussian, Kernel, Laplacian, Linear, Matern,
+                             Polynomial)
 from skylite.sketch import (GaussianRFF, Identity, LaplacianRFF, MaternRFF, RandomLaplace)
 
 
@@ -64,7 +66,7 @@ def test_gram_blocks_respect_the_workspace(kernel, d):
     for n_x, n_y in [(10**8, 10**8), (3, 10**8), (10**8, 3)]:
         rows_x, rows_y = kernel._block_rows(d, n_x, n_y)
         assert 1 <= rows_x <= n_x and 1 <= rows_y <= n_y
-        if 2 * d + kernel._pair_elements(d) <= W:
+        if 4 * d + 1 <= W:
             assert kernel._workspace(d, rows_x, rows_y) <= W
             # at least a quarter of what the workspace could hold per row of X
             assert kernel._workspace(d, rows_x, rows_y) >= W / 4 or min(rows_x, rows_y) < 8
@@ -127,3 +129,77 @@ def test_bad_input(XY):
         Gaussian(1.0).gram(X[0])
     with pytest.raises(ValueError, match="negative"):
         ExpSemigroup(1.0).gram(X - 0.5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(nu=st.floats(0.05, 1e7), length_scale=st.floats(0.05, 20.0), seed=st.integers(0, 99))
+def test_matern_gram_is_a_kernel_of_values_in_0_1_over_the_whole_range_of_nu(
+        nu, length_scale, seed):
+    """In [0, 1], 1 on the diagonal, symmetric, whatever nu (no overflow of Gamma(nu),
+    t^nu or K_nu(t) turns it into 0 or NaN)."""
+    X = np.random.default_rng(seed).normal(size=(30, 3))
+    K = Matern(nu, length_scale).gram(X)
+    assert np.all((K >= 0.0) & (K <= 1.0))
+    assert np.array_equal(np.diag(K), np.ones(30))
+    np.testing.assert_allclose(K, K.T, rtol=1e-12, atol=1e-300)
+
+
+@settings(max_examples=20, deadline=None)
+@given(length_scale=st.floats(0.3, 5.0), seed=st.integers(0, 99))
+def test_matern_tends_to_the_gaussian_kernel_as_nu_grows(length_scale, seed):
+    """|k_nu - k_Gaussian| falls like 1/nu (k_nu = exp(-r^2/2 l^2) (1 + O(r^4 / nu)))."""
+    X = np.random.default_rng(seed).normal(size=(25, 2))
+    gaussian = Gaussian(length_scale).gram(X)
+    errors = [np.abs(Matern(nu, length_scale).gram(X) - gaussian).max()
+              for nu in (10.0, 100.0, 1e3, 1e4, 1e6)]
+    assert all(b < a or b < 1e-12 for a, b in zip(errors, errors[1:])), errors
+    assert errors[-1] < 1e-5, errors
+
+
+@pytest.mark.parametrize("nu", [3.3, 20.0, 39.0, 40.0, 41.0, 60.0, 160.0])
+def test_matern_agrees_with_the_bessel_formula_where_it_is_finite(nu):
+    """Both branches (scipy's K_nu below MATERN_ASYMPTOTIC_NU, Debye's expansion from it on)
+    match 2^(1-nu)/Gamma(nu) t^nu K_nu(t) wherever that product is finite and normal."""
+    from scipy.special import gamma, kv
+    from skylite.sketch._kernel_block import MATERN_ASYMPTOTIC_NU, matern
+    assert MATERN_ASYMPTOTIC_NU == 40.0
+    for r in (0.05, 0.3, 1.0, 2.0, 4.0):
+        t = np.sqrt(2 * nu) * r
+        with np.errstate(all="ignore"):
+            reference = 2 ** (1 - nu) / gamma(nu) * t**nu * kv(nu, t)
+        if np.isfinite(reference) and reference > 1e-300:
+            assert np.isclose(matern(nu, r), reference, rtol=1e-10, atol=0), (nu, r)
+
+
+def test_matern_of_large_nu_is_no_longer_zero_off_the_diagonal(XY):
+    X = XY[0][:20] / 16.0
+    K = Matern(nu=160).gram(X)
+    assert (K[~np.eye(20, dtype=bool)] > 0).all()
+    np.testing.assert_allclose(K, Matern(nu=150).gram(X), rtol=2e-2)
+
+
+@pytest.mark.parametrize("kernel", ALL_KERNELS, ids=repr)
+def test_to_dict_and_from_dict_round_trip(kernel):
+    import json
+    state = kernel.to_dict()
+    assert state == json.loads(json.dumps(state)) and state["type"] == type(kernel).__name__
+    assert Kernel.from_dict(state) == kernel
+    assert type(kernel).from_dict(state) == kernel
+    other = Linear() if not isinstance(kernel, Linear) else Gaussian()
+    with pytest.raises(ValueError, match=f"not a {type(other).__name__}"):
+        type(other).from_dict(state)
+    with pytest.raises(ValueError, match="not a skylite kernel description"):
+        Kernel.from_dict({"type": "NoSuchKernel", "params": {}})
+
+
+def test_landmarks_is_a_parameter_of_the_nystroem_method():
+    from skylite.sketch import Nystroem
+    kernel = Laplacian(2.0)
+    fmap = kernel.feature_map(32, method="nystroem")
+    assert isinstance(fmap, Nystroem) and fmap.landmarks == "kmeans"
+    assert kernel.feature_map(32, method="nystroem", landmarks="uniform").landmarks == "uniform"
+    with pytest.raises(ValueError, match="landmarks='uniform' applies only to method='nystroem'"):
+        kernel.feature_map(32, landmarks="uniform")
+    for old_name in ("nystroem_uniform", "nystroem_kmeans"):
+        with pytest.raises(ValueError, match="unknown feature-map method"):
+            kernel.feature_map(32, method=old_name)

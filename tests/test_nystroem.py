@@ -367,7 +367,7 @@ def test_bad_input_is_refused_before_any_work(digits_small, monkeypatch):
         Nystroem(object(), n_features=16).fit(X)
     with pytest.raises(ValueError, match="negative"):
         Nystroem(ExpSemigroup(1.0), n_features=16).fit(X - 1.0)
-    monkeypatch.setattr("skylite.admm.memory.available_memory_bytes", lambda: 10**4)
+    monkeypatch.setattr("skylite.sketch.nystroem.available_memory_bytes", lambda: 10**4)
     with pytest.raises(MemoryError, match="lower n_features"):
         Nystroem(Gaussian(1.0), n_features=40).fit(X)
     with pytest.raises(MemoryError, match="lower n_features"):
@@ -379,3 +379,41 @@ def test_kmeans_keeps_a_centre_that_loses_its_rows():
     init = np.array([[0.0], [10.0], [100.0]])     # the third centre never wins a row
     centres = nystroem_module.kmeans_centres(rows, init, 3)
     assert np.allclose(centres, [[0.05], [10.05], [100.0]])
+
+
+def test_a_map_description_is_read_with_skylite_sketch_alone(digits_small, tmp_path):
+    """The kernel classes register with skylite.sketch as skylite.kernels loads; a program
+    that imported skylite.sketch alone still rebuilds a Nystroem map from its dict."""
+    import json
+    import subprocess
+    import sys
+    fmap = Nystroem(Matern(0.7, 2.0), n_features=12, n_blocks=2).fit(digits_small)
+    np.savez(tmp_path / "arrays.npz", X=digits_small, **fmap.fitted_arrays())
+    (tmp_path / "state.json").write_text(json.dumps(fmap.to_dict()))
+    script = f"""
+import json, sys
+import numpy as np
+import skylite.sketch
+assert "skylite.kernels" not in sys.modules
+data = np.load({str(tmp_path / "arrays.npz")!r})
+state = json.load(open({str(tmp_path / "state.json")!r}))
+fmap = skylite.sketch.map_from_dict(state, arrays=dict(landmarks=data["landmarks"],
+                                                       whitening=data["whitening"]))
+np.save({str(tmp_path / "Z.npy")!r}, fmap.transform(data["X"]))
+print(type(fmap.kernel).__module__)
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "skylite.kernels._kernels"
+    assert np.array_equal(np.load(tmp_path / "Z.npy"), fmap.transform(digits_small))
+
+
+def test_the_landmark_rule_is_a_parameter_of_the_estimators(pendigits):
+    X, y = pendigits[0][:300], pendigits[1][:300]
+    model = KernelSVC(sigma=60.0, method="nystroem", landmarks="uniform", n_features=32,
+                      max_iter=5).fit(X, y)
+    assert model.feature_map_.landmarks == "uniform"
+    assert KernelSVC(sigma=60.0, method="nystroem", n_features=32,
+                     max_iter=5).fit(X, y).feature_map_.landmarks == "kmeans"
+    with pytest.raises(ValueError, match="applies only to method='nystroem', not 'rff'"):
+        KernelSVC(sigma=60.0, landmarks="kmeans", n_features=32, max_iter=5).fit(X, y)

@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._distributed import Guard
+from .._machine import format_bytes
 from .._threads import resolve_threads
 from .._validation import check_rows, with_native_index_dtypes
 from ..prox import get_loss, get_regularizer
@@ -38,7 +39,7 @@ from .acceleration import AndersonAcceleration
 from .driver import ConvergenceWarning, Driver, Method
 from .iteration import (ConvergenceError, Iteration, RowData, State, balanced_rho,
                         residuals)
-from .memory import WideInputWarning, format_bytes, plan_run
+from .memory import WideInputWarning, plan_run
 from .settings import EngineSettings
 
 __all__ = ["BlockADMM", "ADMM", "ConvergenceError", "ConvergenceWarning"]

@@ -29,10 +29,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .._distributed import Distributed, Guard
+from .._machine import available_memory_bytes
 from .._threads import blas_single_threaded
 from .checkpoint import (checkpoint_file, data_checksum, load_checkpoint, remove_checkpoint,
                          save_checkpoint)
-from .memory import available_memory_bytes
 from .run import SumsLayout, as_python_numbers, collective_callback, format_record
 
 __all__ = ["Driver", "DriverSettings", "Method", "RunResult", "ConvergenceWarning"]

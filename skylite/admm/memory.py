@@ -24,16 +24,18 @@ block and t threads, the floats
 factors where the engine needs min(n_i, s_j)^2 per block, so it is far off for wide inputs
 and for the linear kernel (s = d).
 
-`memory_budget` (bytes) is what the engine may spend beyond its working memory on caching:
-whole Z blocks first (a cached block skips the transform), then the map parameters of the
-remaining blocks.
+`memory_budget` (bytes) bounds everything the fit allocates (the input rows aside): the
+working memory first, with the rows split into as many row blocks as it takes to fit, then
+caches in what is left, whole Z blocks first (a cached block skips the transform), then the
+map parameters of the remaining blocks.  None takes half the available memory; 0 caches
+nothing.  The machine's available memory is probed in `skylite._machine`.
 """
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._machine import format_bytes
 from .._outputs import SCORING_ROWS
 from ..sketch import MAX_BLOCK, Identity, map_from_dict
 from ._column_sweep import sweep_buffer_bytes
@@ -60,46 +62,6 @@ def paper_estimate_bytes(n, d, m, s, R, C, t):
     floats = (4 * n * m / R + 5 * s * m + n * d / R + n * m / R + t * n * s / (R * C)
               + t * s * m / C + n * m * t / R + n * m / R + s * s / C)
     return int(floats * FLOAT64)
-
-
-def available_memory_bytes():
-    """MemAvailable from /proc/meminfo (Linux; else the free physical pages), and no more
-    than the room left under this process's cgroup memory limit (a container's limit)."""
-    available = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    available = int(line.split()[1]) * 1024
-                    break
-    except OSError:
-        pass
-    if available is None:
-        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    room = _cgroup_room()
-    return available if room is None else min(available, room)
-
-
-# cgroup v2, then v1: (limit file, usage file); an unlimited v2 limit reads "max"
-_CGROUP_FILES = (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-                 ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                  "/sys/fs/cgroup/memory/memory.usage_in_bytes"))
-
-
-def _cgroup_room():
-    """Bytes left under the cgroup memory limit, or None without a limit."""
-    for limit_file, usage_file in _CGROUP_FILES:
-        try:
-            with open(limit_file) as f:
-                limit = f.read().strip()
-            with open(usage_file) as f:
-                usage = int(f.read().strip())
-        except (OSError, ValueError):
-            continue
-        if limit.isdigit() and int(limit) < 2**60:        # v1 writes "no limit" as ~2^63
-            return max(int(limit) - usage, 0)
-        return None
-    return None
 
 
 @dataclass
@@ -446,12 +408,3 @@ def wide_input_message(need, fmap):
             f"{format_bytes(sweep['feature blocks'])}: for rows this wide use the linear "
             f"kernel, or a linear sketch to a few thousand dimensions before the kernel map "
             f"(skylite.sketch.ComposedMap; docs/choosing_parameters.md, wide sparse rows)")
-
-
-def format_bytes(size):
-    """1536 -> '1.5 KiB'."""
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(size) < 1024:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TiB"

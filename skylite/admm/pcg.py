@@ -29,9 +29,9 @@ import scipy.sparse as sp
 from scipy.linalg import cho_solve
 
 from .._linalg import BLOCK_ELEMENTS, cholesky, gram_lower, kernel_matvec
+from .._machine import format_bytes
 from .._validation import check_positive, check_rows
 from .driver import Method
-from .memory import format_bytes
 
 __all__ = ["PCG", "pcg_memory_bytes"]
 

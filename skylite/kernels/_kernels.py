@@ -1,22 +1,25 @@
 """Exact kernels and the feature maps that approximate them.
 
 Each kernel object evaluates its exact Gram matrix K[a, b] = k(x_a, y_b) with `gram(X, Y)`
-for dense or CSR rows, one block of rows at a time, so memory is the n x m result plus a
-workspace of at most 32 MB (or two rows, for rows longer than that), and builds its random
-feature map with `feature_map(n_features, ...)` (libSkylark's habit: the kernel knows its
-own feature maps).
+for dense or CSR rows by the native kernel-block evaluator that Nystroem features also use
+(skylite.sketch._kernel_block: each kernel declares its `native_code` and
+`native_params()`, so its formula is written once), one block of rows at a time, so memory
+is the n x m result plus a workspace of at most 32 MB (or a few rows, for rows longer than
+that).  It builds its feature maps with `feature_map(n_features, ...)` (libSkylark's habit:
+the kernel knows its own feature maps), and describes itself as a small dict (`to_dict`,
+`Kernel.from_dict`), the form model files and Nystroem map descriptions store.
 """
 import functools
-import math
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.spatial.distance import cdist
-from scipy.special import gamma as gamma_fn, kv
 
-from .._validation import check_positive, check_rows
+from .._threads import blas_single_threaded, resolve_threads
+from .._validation import check_positive, check_rows, native_rows
 from ..sketch import (JLT, SRHT, CountSketch, Fastfood, GaussianRFF, Identity, LaplacianRFF,
                       MaternFastfood, MaternRFF, Nystroem, RandomLaplace, TensorSketch)
+from ..sketch._kernel_block import KernelCode, fill_kernel_matrix
+from ..sketch.nystroem import kernel_from_dict, register_kernel
 
 # float64 elements of workspace for one block pair of `gram` (32 MB).
 _WORKSPACE = 4 * 1024 * 1024
@@ -26,14 +29,6 @@ _WORKSPACE = 4 * 1024 * 1024
 QMC_DEFAULT_SEQUENCE = "sobol"
 
 
-def _nystroem_methods():
-    """{'nystroem', 'nystroem_kmeans', 'nystroem_uniform'}: Nystroem features with the
-    default landmark rule or a named one."""
-    return {"nystroem": Kernel._nystroem,
-            "nystroem_kmeans": functools.partial(Kernel._nystroem, landmarks="kmeans"),
-            "nystroem_uniform": functools.partial(Kernel._nystroem, landmarks="uniform")}
-
-
 def _qmc_methods(rff_factory):
     """{'qmc', 'qmc_halton', 'qmc_sobol'}: rff_factory with a low-discrepancy sequence."""
     return {name: functools.partial(rff_factory, sequence=sequence) for name, sequence in
@@ -41,17 +36,28 @@ def _qmc_methods(rff_factory):
 
 
 class Kernel:
-    """Base of the exact kernels; subclasses define `_block(Xb, Yb)` on dense blocks and
-    may override `_pair_elements(d)`, the float64 elements `_block` holds at once per
-    (x, y) pair (its result and the temporaries of the same shape)."""
+    """Base of the exact kernels.
 
+    A subclass declares `native_code` (a skylite.sketch._kernel_block.KernelCode) and
+    `native_params()`, the (p0, p1, p2) of that code, which define k for `gram` and for
+    Nystroem features; `_methods`, its feature-map factories; and `nonnegative_input` if k
+    is defined for x >= 0 only.
+    """
+
+    native_code = None
+    nonnegative_input = False
     _methods = {}               # feature-map method name -> factory; first is the default
-    _nonnegative_input = False
+
+    def native_params(self):
+        """(p0, p1, p2): the parameters of `native_code` (skylite/sketch/_kernel_block.pxd)."""
+        return 0.0, 0.0, 0.0
 
     def gram(self, X, Y=None):
         """The exact Gram matrix K (n_X x n_Y, float64) of the rows of X and Y (Y = X if None).
 
-        Memory: the result plus a workspace of at most 32 MB (two rows, if longer).
+        Computed in float64 by the native evaluator, on all cores (the values do not depend
+        on their number).  Memory: the result plus a workspace of at most 32 MB (a few rows,
+        if longer).
 
         Parameters
         ----------
@@ -65,40 +71,39 @@ class Kernel:
         K : ndarray of shape (n_X, n_Y)
             K[a, b] = k(x_a, y_b).
         """
-        X = check_rows(X, name="X", nonnegative=self._nonnegative_input, who=repr(self))
+        X = check_rows(X, name="X", nonnegative=self.nonnegative_input, who=repr(self))
         Y = X if Y is None else check_rows(Y, name="Y", n_features=X.shape[1],
-                                           nonnegative=self._nonnegative_input, who=repr(self))
+                                           nonnegative=self.nonnegative_input, who=repr(self))
         K = np.empty((X.shape[0], Y.shape[0]))
         d = X.shape[1]
         rows_x, rows_y = self._block_rows(d, X.shape[0], Y.shape[0])
-        for a in range(0, X.shape[0], rows_x):
-            Xb = _dense(X[a:a + rows_x])
+        code, params, threads = int(self.native_code), self.native_params(), resolve_threads(None)
+        with blas_single_threaded():
             for b in range(0, Y.shape[0], rows_y):
-                K[a:a + rows_x, b:b + rows_y] = self._block(Xb, _dense(Y[b:b + rows_y]))
+                Yb = _dense(Y[b:b + rows_y])
+                for a in range(0, X.shape[0], rows_x):
+                    fill_kernel_matrix(code, *params, _float64_rows(X[a:a + rows_x]), Yb,
+                                       K[a:a + rows_x, b:b + rows_y], threads)
         return K
-
-    def _pair_elements(self, d):
-        """Float64 elements that `_block` holds at once per (x, y) pair: its result and
-        temporaries of the same shape."""
-        return 2
 
     def _block_rows(self, d, n_x, n_y):
         """Rows of X and Y per block pair, so that the pair's workspace (`_workspace`) stays
-        within _WORKSPACE elements; square blocks, the Y block longer when X has few rows.
-        Only rows of more than _WORKSPACE / 2 elements exceed it (one row each)."""
-        c = self._pair_elements(d)
-        # the largest r with c r^2 + 2 r d <= _WORKSPACE
-        r = int((math.sqrt(d * d + c * _WORKSPACE) - d) / c)
-        rows_x = max(1, min(n_x, r))
-        rows_y = max(1, min(n_y, (_WORKSPACE - rows_x * d) // (d + c * rows_x)))
+        within _WORKSPACE elements: at most half of it for the X rows, the rest for the Y
+        rows (more of them when X has few rows).  Only rows of more than _WORKSPACE / 3
+        elements exceed it (one row each)."""
+        rows_x = max(1, min(n_x, _WORKSPACE // (2 * d)))
+        rows_y = max(1, min(n_y, (_WORKSPACE - rows_x * d) // (2 * d + 1)))
         return rows_x, rows_y
 
     def _workspace(self, d, rows_x, rows_y):
-        """Float64 elements a block pair needs: both dense row blocks and `_block`'s arrays."""
-        return (rows_x + rows_y) * d + self._pair_elements(d) * rows_x * rows_y
+        """Float64 elements a block pair needs: a float64 copy of the X rows (when they are
+        float32 or CSR), the dense Y rows and their transposed copy and per-row constants
+        for the evaluator (rows_y (2 d + 1)); the kernel values go straight into K."""
+        return rows_x * d + rows_y * (2 * d + 1)
 
-    def feature_map(self, n_features, *, n_blocks=1, random_state=0, method=None):
-        """A random feature map z with E[z(x) . z(x')] = k(x, x') (unfitted).
+    def feature_map(self, n_features, *, n_blocks=1, random_state=0, method=None,
+                    landmarks=None):
+        """A feature map z with z(x) . z(x') ~ k(x, x') (unfitted).
 
         Parameters
         ----------
@@ -111,9 +116,12 @@ class Kernel:
         method : str or None, default=None
             One of the kernel's `methods` (None: the first): "rff" (Monte Carlo random
             Fourier features), "qmc" / "qmc_halton" / "qmc_sobol" (quasi-Monte Carlo),
-            "fastfood", "nystroem" / "nystroem_kmeans" / "nystroem_uniform" (landmarks
-            from the data, chosen by fit(X): k-means centres, the default, or uniformly
-            drawn rows), or for `Linear` the sketches "jlt", "srht", "countsketch".
+            "fastfood", "tensorsketch", "random_laplace", "nystroem" (landmarks from the
+            data, chosen by fit(X)), or for `Linear` "identity" and the sketches "jlt",
+            "srht", "countsketch".
+        landmarks : {"kmeans", "uniform"} or None, default=None
+            The landmark rule of method="nystroem": k-means centres or uniformly drawn
+            rows; None is the Nystroem default, "kmeans".  Only with method="nystroem".
 
         Returns
         -------
@@ -125,6 +133,11 @@ class Kernel:
         if method not in self._methods:
             raise ValueError(f"unknown feature-map method {method!r} for {type(self).__name__}; "
                              f"choose from {names}")
+        if method == "nystroem":
+            return self._nystroem(n_features, n_blocks, random_state, landmarks)
+        if landmarks is not None:
+            raise ValueError(f"landmarks={landmarks!r} applies only to method='nystroem', "
+                             f"not {method!r}")
         return self._methods[method](self, n_features, n_blocks, random_state)
 
     def _nystroem(self, n_features, n_blocks, random_state, landmarks=None):
@@ -136,6 +149,31 @@ class Kernel:
     def methods(self):
         """Names of the feature maps available for this kernel."""
         return list(self._methods)
+
+    def to_dict(self):
+        """The kernel as a small JSON-able dict, {'type': class name, 'params': constructor
+        arguments}; `Kernel.from_dict` is its inverse."""
+        return {"type": type(self).__name__, "params": dict(vars(self))}
+
+    @classmethod
+    def from_dict(cls, state):
+        """The kernel described by `to_dict()`.
+
+        Parameters
+        ----------
+        state : dict
+            {'type', 'params'}, as `to_dict` writes it.
+
+        Returns
+        -------
+        kernel : Kernel
+            A new kernel of that class and those parameters; ValueError if the description
+            is not of a `cls`.
+        """
+        kernel = kernel_from_dict(state)
+        if not isinstance(kernel, cls):
+            raise ValueError(f"description is of a {state['type']}, not a {cls.__name__}")
+        return kernel
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
@@ -149,14 +187,24 @@ class Kernel:
 
 
 def _dense(rows):
-    return rows.toarray() if sp.issparse(rows) else rows.astype(np.float64, copy=False)
+    """Validated rows as a C-contiguous float64 array (a view when they already are)."""
+    rows = rows.toarray() if sp.issparse(rows) else rows
+    return np.ascontiguousarray(rows, dtype=np.float64)
 
 
+def _float64_rows(rows):
+    """Validated rows, dense or CSR, in float64 in the layout native code reads."""
+    if sp.issparse(rows):
+        return native_rows(rows.astype(np.float64, copy=False))
+    return np.ascontiguousarray(rows, dtype=np.float64)
+
+
+@register_kernel
 class Gaussian(Kernel):
     """The Gaussian kernel k(x, x') = exp(-||x - x'||^2 / (2 sigma^2)).
 
     Maps: 'rff' (GaussianRFF), 'fastfood', 'qmc' / 'qmc_halton' / 'qmc_sobol' (GaussianRFF
-    with a low-discrepancy sequence).
+    with a low-discrepancy sequence), 'nystroem' (Nystroem).
 
     Parameters
     ----------
@@ -164,13 +212,14 @@ class Gaussian(Kernel):
         The bandwidth (scikit-learn's gamma = 1 / (2 sigma^2)).
     """
 
+    native_code = KernelCode.GAUSSIAN
+
     def __init__(self, sigma=1.0):
         self.sigma = check_positive(sigma, "sigma")
 
-    def _block(self, Xb, Yb):
-        K = cdist(Xb, Yb, "sqeuclidean")
-        K *= -0.5 / self.sigma**2
-        return np.exp(K, out=K)
+    def native_params(self):
+        """(1 / (2 sigma^2), 0, 0)."""
+        return 0.5 / self.sigma**2, 0.0, 0.0
 
     def _rff(self, n_features, n_blocks, random_state, sequence="monte_carlo"):
         return GaussianRFF(n_features, sigma=self.sigma, n_blocks=n_blocks,
@@ -181,13 +230,14 @@ class Gaussian(Kernel):
                         random_state=random_state)
 
     _methods = {"rff": _rff, "fastfood": _fastfood, **_qmc_methods(_rff),
-                **_nystroem_methods()}
+                "nystroem": Kernel._nystroem}
 
 
+@register_kernel
 class Laplacian(Kernel):
     """The Laplacian kernel k(x, x') = exp(-||x - x'||_1 / sigma).
 
-    Maps: 'rff' (LaplacianRFF), 'qmc' / 'qmc_halton' / 'qmc_sobol'.
+    Maps: 'rff' (LaplacianRFF), 'qmc' / 'qmc_halton' / 'qmc_sobol', 'nystroem'.
 
     Parameters
     ----------
@@ -195,28 +245,33 @@ class Laplacian(Kernel):
         The bandwidth (scikit-learn's laplacian_kernel gamma = 1 / sigma).
     """
 
+    native_code = KernelCode.LAPLACIAN
+
     def __init__(self, sigma=1.0):
         self.sigma = check_positive(sigma, "sigma")
 
-    def _block(self, Xb, Yb):
-        K = cdist(Xb, Yb, "cityblock")
-        K *= -1.0 / self.sigma
-        return np.exp(K, out=K)
+    def native_params(self):
+        """(1 / sigma, 0, 0)."""
+        return 1.0 / self.sigma, 0.0, 0.0
 
     def _rff(self, n_features, n_blocks, random_state, sequence="monte_carlo"):
         return LaplacianRFF(n_features, sigma=self.sigma, n_blocks=n_blocks,
                             random_state=random_state, sequence=sequence)
 
-    _methods = {"rff": _rff, **_qmc_methods(_rff), **_nystroem_methods()}
+    _methods = {"rff": _rff, **_qmc_methods(_rff), "nystroem": Kernel._nystroem}
 
 
+@register_kernel
 class Matern(Kernel):
     """Matern kernel of smoothness nu and length scale l (scikit-learn's definition):
 
         k(r) = 2^(1-nu) / Gamma(nu) (sqrt(2 nu) r / l)^nu K_nu(sqrt(2 nu) r / l),  k(0) = 1,
 
-    with closed forms for nu = 0.5, 1.5, 2.5.  Maps: 'rff' (MaternRFF), 'fastfood'
-    (MaternFastfood), 'qmc' / 'qmc_halton' / 'qmc_sobol'.
+    with closed forms for nu = 0.5, 1.5, 2.5, evaluated in log space (and for large nu by
+    an asymptotic expansion: skylite.sketch._kernel_block.matern) so that it stays in
+    [0, 1] and tends to the Gaussian kernel exp(-r^2 / (2 l^2)) as nu grows.  Maps: 'rff'
+    (MaternRFF), 'fastfood' (MaternFastfood), 'qmc' / 'qmc_halton' / 'qmc_sobol',
+    'nystroem'.
 
     Parameters
     ----------
@@ -226,31 +281,15 @@ class Matern(Kernel):
         The length scale l.
     """
 
+    native_code = KernelCode.MATERN
+
     def __init__(self, nu=1.5, length_scale=1.0):
         self.nu = check_positive(nu, "nu")
         self.length_scale = check_positive(length_scale, "length_scale")
 
-    def _pair_elements(self, d):
-        # r, t and the factors of the closed forms or of t^nu K_nu(t)
-        return 6
-
-    def _block(self, Xb, Yb):
-        r = cdist(Xb, Yb, "euclidean") / self.length_scale
-        nu = self.nu
-        if nu == 0.5:
-            return np.exp(-r)
-        if nu == 1.5:
-            t = math.sqrt(3.0) * r
-            return (1.0 + t) * np.exp(-t)
-        if nu == 2.5:
-            t = math.sqrt(5.0) * r
-            return (1.0 + t + t * t / 3.0) * np.exp(-t)
-        t = math.sqrt(2.0 * nu) * r
-        with np.errstate(invalid="ignore", over="ignore"):
-            K = (2.0 ** (1.0 - nu) / gamma_fn(nu)) * t**nu * kv(nu, t)
-        K[t == 0] = 1.0
-        K[~np.isfinite(K)] = 0.0  # K_nu underflows to 0 for large t
-        return K
+    def native_params(self):
+        """(nu, 1 / l, 0)."""
+        return float(self.nu), 1.0 / self.length_scale, 0.0
 
     def _rff(self, n_features, n_blocks, random_state, sequence="monte_carlo"):
         return MaternRFF(n_features, nu=self.nu, length_scale=self.length_scale,
@@ -261,13 +300,14 @@ class Matern(Kernel):
                               n_blocks=n_blocks, random_state=random_state)
 
     _methods = {"rff": _rff, "fastfood": _fastfood, **_qmc_methods(_rff),
-                **_nystroem_methods()}
+                "nystroem": Kernel._nystroem}
 
 
+@register_kernel
 class Polynomial(Kernel):
     """The polynomial kernel k(x, x') = (gamma x . x' + coef0)^degree.
 
-    Map: 'tensorsketch' (TensorSketch).
+    Maps: 'tensorsketch' (TensorSketch), 'nystroem'.
 
     Parameters
     ----------
@@ -279,25 +319,30 @@ class Polynomial(Kernel):
         The offset.
     """
 
+    native_code = KernelCode.POLYNOMIAL
+
     def __init__(self, degree=2, gamma=1.0, coef0=1.0):
         self.degree = check_positive(degree, "degree", integer=True)
         self.gamma = check_positive(gamma, "gamma")
         self.coef0 = check_positive(coef0, "coef0", allow_zero=True)
 
-    def _block(self, Xb, Yb):
-        return (self.gamma * (Xb @ Yb.T) + self.coef0) ** self.degree
+    def native_params(self):
+        """(gamma, coef0, degree)."""
+        return float(self.gamma), float(self.coef0), float(self.degree)
 
     def _tensorsketch(self, n_features, n_blocks, random_state):
         return TensorSketch(n_features, degree=self.degree, gamma=self.gamma,
                             coef0=self.coef0, n_blocks=n_blocks, random_state=random_state)
 
-    _methods = {"tensorsketch": _tensorsketch, **_nystroem_methods()}
+    _methods = {"tensorsketch": _tensorsketch, "nystroem": Kernel._nystroem}
 
 
+@register_kernel
 class ExpSemigroup(Kernel):
     """The exponential semigroup kernel k(x, x') = exp(-beta sum_k sqrt(x_k + x'_k)).
 
-    For nonnegative data (histograms, counts).  Map: 'random_laplace' (RandomLaplace).
+    For nonnegative data (histograms, counts).  Maps: 'random_laplace' (RandomLaplace),
+    'nystroem'.
 
     Parameters
     ----------
@@ -305,38 +350,34 @@ class ExpSemigroup(Kernel):
         The scale of the sum.
     """
 
-    _nonnegative_input = True
+    native_code = KernelCode.EXP_SEMIGROUP
+    nonnegative_input = True
 
     def __init__(self, beta=1.0):
         self.beta = check_positive(beta, "beta")
 
-    def _pair_elements(self, d):
-        # a rows_x x rows_y x d tensor and the sums over its last axis
-        return d + 1
-
-    def _block(self, Xb, Yb):
-        T = Xb[:, None, :] + Yb[None, :, :]
-        S = np.sqrt(T, out=T).sum(axis=2)
-        S *= -self.beta
-        return np.exp(S, out=S)
+    def native_params(self):
+        """(beta, 0, 0)."""
+        return float(self.beta), 0.0, 0.0
 
     def _random_laplace(self, n_features, n_blocks, random_state):
         return RandomLaplace(n_features, beta=self.beta, n_blocks=n_blocks,
                              random_state=random_state)
 
-    _methods = {"random_laplace": _random_laplace, **_nystroem_methods()}
+    _methods = {"random_laplace": _random_laplace, "nystroem": Kernel._nystroem}
 
 
+@register_kernel
 class Linear(Kernel):
     """The linear kernel k(x, x') = x . x'.
 
     Maps: 'identity' (exact; n_features is ignored, s = d), and the linear sketches
     z(x) = S x of n_features columns, E[z(x).z(x')] = x.x': 'jlt' (dense Gaussian), 'srht'
-    (subsampled randomized Hadamard), 'countsketch' (O(nnz) for CSR rows).
+    (subsampled randomized Hadamard), 'countsketch' (O(nnz) for CSR rows).  No 'nystroem':
+    the identity map is exact at s = d.
     """
 
-    def _block(self, Xb, Yb):
-        return Xb @ Yb.T
+    native_code = KernelCode.LINEAR
 
     def _identity(self, n_features, n_blocks, random_state):
         return Identity(n_blocks=n_blocks)

@@ -1,11 +1,15 @@
 """The scikit-learn style front shared by every feature map.
 
-A map z: R^d -> R^s is split into n_blocks column blocks of near-equal sizes s_1..s_C.  Block
-j is an independent random map z_j whose parameters come from (seed, j) alone, and
+A map z: R^d -> R^s is split into n_blocks column blocks of near-equal sizes s_1..s_C:
 
-    z(x) = [ sqrt(s_1/s) z_1(x), ..., sqrt(s_C/s) z_C(x) ],   E[z(x) . z(x')] = k(x, x').
+    z(x) = [ sqrt(s_1/s) z_1(x), ..., sqrt(s_C/s) z_C(x) ],   z(x) . z(x') ~ k(x, x').
 
-`fit(X)` only fixes the input dimension d and builds the native operator `transform_op_`
+For the random maps (random Fourier features, Fastfood, TensorSketch, the linear sketches)
+block j is an independent random map z_j whose parameters come from (seed, j) alone, with
+E[z(x) . z(x')] = k(x, x'), and `fit(X)` only fixes the input dimension d.  A map learned
+from data (Nystroem) is not random given its fit: `fit(X)` also chooses its landmarks from
+the rows (drawn from the seed) and block j is a function of the landmarks, the whitening and
+j (`fitted_arrays`).  Either way `fit` builds the native operator `transform_op_`
 (a `skylite.sketch._transform.BlockTransform`), which the ADMM engine drives without the GIL;
 `transform(X)` returns Z (n x s) and `block(X, j)` returns Z_j (n x s_j).  The maps are
 scikit-learn transformers (`fit_transform`, `get_feature_names_out`, `set_output`, usable in

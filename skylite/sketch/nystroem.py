@@ -30,12 +30,14 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
+from .._machine import available_memory_bytes, format_bytes
 from .._threads import blas_single_threaded, resolve_threads
 from .._validation import (FLOAT_DTYPES, check_nonnegative, check_positive, resolve_seed,
                            sparse_structure_checked)
 from ._base import FeatureMap, register
 from ._docs import parameters
-from ._nystroem import KernelCode, NystroemTransform
+from ._kernel_block import KernelCode
+from ._nystroem import NystroemTransform
 
 LANDMARK_RULES = ("uniform", "kmeans")
 # the default rule: more accuracy per second of fit on MNIST (docs/feature_maps.md)
@@ -54,22 +56,46 @@ RCOND = 1e-10
 _KMEANS_CHUNK = 2048
 
 
-def _kernel_spec(kernel):
-    """(KernelCode, p0, p1, p2) of a skylite.kernels object, for the native transform."""
-    from .. import kernels
-    if isinstance(kernel, kernels.Gaussian):
-        return KernelCode.GAUSSIAN, 0.5 / kernel.sigma**2, 0.0, 0.0
-    if isinstance(kernel, kernels.Laplacian):
-        return KernelCode.LAPLACIAN, 1.0 / kernel.sigma, 0.0, 0.0
-    if isinstance(kernel, kernels.Matern):
-        return KernelCode.MATERN, float(kernel.nu), 1.0 / kernel.length_scale, 0.0
-    if isinstance(kernel, kernels.Polynomial):
-        return KernelCode.POLYNOMIAL, float(kernel.gamma), float(kernel.coef0), \
-            float(kernel.degree)
-    if isinstance(kernel, kernels.ExpSemigroup):
-        return KernelCode.EXP_SEMIGROUP, float(kernel.beta), 0.0, 0.0
-    raise ValueError(f"Nystroem supports the Gaussian, Laplacian, Matern, Polynomial and "
-                     f"ExpSemigroup kernels, got {kernel!r}")
+#: kernel type name -> class, filled by skylite.kernels as it defines its kernels
+#: (`register_kernel`): this package does not import the kernels package, which imports it.
+KERNEL_TYPES = {}
+
+
+def register_kernel(cls):
+    """Class decorator of skylite.kernels: make a kernel class rebuildable from its
+    `to_dict()` here (`kernel_from_dict`), by its class name."""
+    KERNEL_TYPES[cls.__name__] = cls
+    return cls
+
+
+def kernel_from_dict(state):
+    """The kernel object described by its `to_dict()`, {'type': class name, 'params': the
+    constructor's arguments}.
+
+    The classes are those skylite.kernels registers as it loads; a program that imported
+    skylite.sketch alone has them loaded here through the package's lazy attribute
+    ``skylite.kernels`` (skylite/__init__.py), so that a model's map can always be rebuilt.
+    """
+    if not KERNEL_TYPES:
+        import skylite
+        skylite.kernels                                  # noqa: B018  (registers them)
+    try:
+        cls, params = KERNEL_TYPES[state["type"]], dict(state["params"])
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"not a skylite kernel description: {state!r}") from None
+    return cls(**params)
+
+
+def native_kernel(kernel):
+    """(KernelCode, p0, p1, p2) of a kernel for the native evaluator (_kernel_block.pxd): the
+    kernel's own `native_code` and `native_params()`; None is Gaussian(sigma=1)."""
+    if kernel is None:
+        return KernelCode.GAUSSIAN, 0.5, 0.0, 0.0
+    code = getattr(kernel, "native_code", None)
+    if code is None:
+        raise ValueError(f"Nystroem supports the kernels of skylite.kernels (objects with a "
+                         f"native_code), got {kernel!r}")
+    return (int(code), *(float(p) for p in kernel.native_params()))
 
 
 @register
@@ -104,16 +130,11 @@ class Nystroem(FeatureMap):
 
     @property
     def _nonnegative_input(self):
-        from .. import kernels
-        return isinstance(self.kernel, kernels.ExpSemigroup)
-
-    def _kernel(self):
-        from .. import kernels
-        return kernels.Gaussian() if self.kernel is None else self.kernel
+        return bool(getattr(self.kernel, "nonnegative_input", False))
 
     def _check_params(self):
         self._check_common_params()
-        _kernel_spec(self._kernel())
+        native_kernel(self.kernel)
         if self.landmarks not in LANDMARK_RULES:
             raise ValueError(f"landmarks must be one of {LANDMARK_RULES}, got "
                              f"{self.landmarks!r}")
@@ -190,7 +211,7 @@ class Nystroem(FeatureMap):
             if dist.is_root:
                 if kmeans:
                     L[...] = kmeans_centres(rows, rows[:s], KMEANS_ITERATIONS)
-                whitening[...] = block_whitening(self._kernel(), L, sizes)
+                whitening[...] = block_whitening(self.kernel, L, sizes)
         dist.agree(on_root)
         if kmeans:
             dist.broadcast(L)
@@ -203,13 +224,13 @@ class Nystroem(FeatureMap):
         L = np.ascontiguousarray(L, dtype=np.float64)
         sizes = self.block_sizes
         if whitening is None:
-            whitening = block_whitening(self._kernel(), L, sizes)
+            whitening = block_whitening(self.kernel, L, sizes)
         self.landmarks_ = L
         self.whitening_ = np.ascontiguousarray(whitening, dtype=np.float64)
         return self._set_transform_op(L.shape[1], seed, sizes)
 
     def _make_transform_op(self, d, offsets, seed):
-        code, p0, p1, p2 = _kernel_spec(self._kernel())
+        code, p0, p1, p2 = native_kernel(self.kernel)
         return NystroemTransform(d, offsets, code, p0, p1, p2, self.landmarks_,
                                  self.whitening_)
 
@@ -282,28 +303,23 @@ class Nystroem(FeatureMap):
     def _json_params(self):
         params = super()._json_params()
         if self.kernel is not None:
-            params["kernel"] = {"type": type(self.kernel).__name__,
-                                "params": dict(vars(self.kernel))}
+            params["kernel"] = self.kernel.to_dict()
         return params
 
     @classmethod
     def _params_from_json(cls, params):
-        from .. import kernels
         params = dict(params)
-        spec = params.get("kernel")
-        if spec is not None:
-            kernel_cls = getattr(kernels, spec["type"], None)
-            if not (isinstance(kernel_cls, type) and issubclass(kernel_cls, kernels.Kernel)):
-                raise ValueError(f"unknown kernel type {spec['type']!r}")
-            params["kernel"] = kernel_cls(**spec["params"])
+        if params.get("kernel") is not None:
+            params["kernel"] = kernel_from_dict(params["kernel"])
         return params
 
 
 def block_whitening(kernel, L, sizes):
-    """The blocks' whitening sqrt(s_j / s) K_jj^{+1/2}, flattened and concatenated.
+    """The blocks' whitening sqrt(s_j / s) (K_jj^+)^{1/2}, flattened and concatenated.
 
-    K_jj^{+1/2} = U diag(lambda^{-1/2}) U^T over the eigenvalues lambda > RCOND * max lambda
-    (the others, e.g. of duplicate landmarks, are dropped: a pseudo-inverse square root).
+    (K_jj^+)^{1/2} = U diag(lambda^{-1/2}) U^T over the eigenvalues lambda > RCOND * max lambda
+    (the others, e.g. of duplicate landmarks, are dropped): the square root of the
+    pseudo-inverse, which is K_jj^{-1/2} when K_jj is well conditioned.
     K_jj comes from the native kernel code that the features use (`raw_kernel_blocks`).
     """
     s = sum(sizes)
@@ -324,7 +340,7 @@ def block_whitening(kernel, L, sizes):
 def raw_kernel_blocks(kernel, L, sizes):
     """Yield K_jj = k(L_j, L_j) (s_j x s_j, float64) for each landmark block, by the native
     transform with identity whitening (so exactly the kernel values the features use)."""
-    code, p0, p1, p2 = _kernel_spec(kernel)
+    code, p0, p1, p2 = native_kernel(kernel)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
     identity = np.concatenate([np.eye(s_j).ravel() for s_j in sizes])
     op = NystroemTransform(L.shape[1], offsets, code, p0, p1, p2, L, identity)
@@ -387,7 +403,6 @@ def _check_memory(s, d, pool, sizes):
     """Refuse, before anything is allocated, a landmark set whose arrays cannot fit in the
     available memory: the pool of rows and landmarks (float64), the whitening and the
     largest block's kernel matrix and eigenvectors."""
-    from ..admm.memory import available_memory_bytes, format_bytes
     check_positive(s, "n_features", integer=True)
     need = 8 * (pool * d + s * d + sum(b * b for b in sizes) + 3 * max(sizes) ** 2)
     available = available_memory_bytes()
