@@ -21,6 +21,16 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "skylite"
 MAX_LINES = 600
 SOURCE_SUFFIXES = (".py", ".pyx", ".pxd")
+# Tempita templates of Cython modules (`_fastfood.pyx.tp` is the source of `_fastfood`)
+TEMPLATE_SUFFIXES = (".pyx.tp", ".pxd.tp")
+
+
+def _source_suffix(path):
+    """The suffix that makes `path` a module's source ('.pyx.tp' for a template), or None."""
+    for suffix in TEMPLATE_SUFFIXES:
+        if path.name.endswith(suffix):
+            return suffix
+    return path.suffix if path.suffix in SOURCE_SUFFIXES else None
 
 # `from x import ...` / `from x cimport ...` (names up to the end of the line, or a
 # parenthesized list over several lines) and `import x, y` / `cimport x`, at any indentation
@@ -35,7 +45,8 @@ def module_name(path, root):
     """The dotted name of the module in `path` (a file under `root`, the directory that holds
     the top-level package): skylite/prox/_losses.pyx -> skylite.prox._losses,
     skylite/prox/__init__.py -> skylite.prox."""
-    parts = list(path.relative_to(root).with_suffix("").parts)
+    parts = list(path.relative_to(root).parts)
+    parts[-1] = parts[-1][:len(parts[-1]) - len(_source_suffix(path) or path.suffix)]
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -45,7 +56,7 @@ def source_files(root, package):
     """module name -> its source files (.py, or the .pyx and .pxd of a Cython module)."""
     modules = {}
     for path in sorted((root / package).rglob("*")):
-        if path.suffix in SOURCE_SUFFIXES and path.is_file():
+        if _source_suffix(path) and path.is_file():
             modules.setdefault(module_name(path, root), []).append(path)
     return modules
 
@@ -188,7 +199,8 @@ def long_modules(root, package, max_lines):
     first."""
     lengths = [(str(path.relative_to(root)), len(path.read_text().splitlines()))
                for path in (root / package).rglob("*")
-               if path.suffix in (".py", ".pyx") and path.is_file()]
+               if (path.suffix in (".py", ".pyx") or path.name.endswith(".pyx.tp"))
+               and path.is_file()]
     return sorted(((p, n) for p, n in lengths if n > max_lines), key=lambda pn: -pn[1])
 
 
