@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from .._distributed import Guard
 from .._machine import format_bytes
 from .._threads import resolve_threads
-from .._validation import check_rows, with_native_index_dtypes
+from .._validation import with_native_index_dtypes
 from ..prox import get_loss, get_regularizer
 from ._column_blocks import PHASES
 from ._column_sweep import ColumnSweep
@@ -75,16 +75,10 @@ class ADMM(Method):
 
     # ---- setup ----
 
-    def check_data(self, X, Y):
-        op = self.feature_map.transform_op_
-        X = check_rows(X, min_rows=1, n_features=op.n_features_in, who="the feature map")
-        Y = np.ascontiguousarray(Y, dtype=np.float64)
-        if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
-            raise ValueError(f"Y must be an n x m array with n = {X.shape[0]} rows, "
-                             f"got shape {Y.shape}")
-        if not np.isfinite(Y).all():
-            raise ValueError("Y contains NaN or infinity")
-        return X, Y
+    @property
+    def n_features_in(self):
+        """The columns the feature map takes (`Method.check_data` checks X against it)."""
+        return self.feature_map.transform_op_.n_features_in
 
     def plan(self, X, Y, available):
         """This process's memory plan (skylite.admm.memory.plan_run), before anything is

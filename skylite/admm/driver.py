@@ -31,6 +31,7 @@ import numpy as np
 from .._distributed import Distributed, Guard
 from .._machine import available_memory_bytes
 from .._threads import blas_single_threaded
+from .._validation import check_rows
 from .checkpoint import (checkpoint_file, data_checksum, load_checkpoint, remove_checkpoint,
                          save_checkpoint)
 from .run import SumsLayout, as_python_numbers, collective_callback, format_record
@@ -115,6 +116,19 @@ class Method:
     n_sums = 0
     n_dots = 0
     n_units = 1
+    n_features_in = None            # the columns X must have (None: any)
+
+    def check_data(self, X, Y):
+        """X checked (`skylite._validation.check_rows`: real, finite, at least one row, the
+        method's `n_features_in` columns) and Y as an n x m finite float64 array."""
+        X = check_rows(X, min_rows=1, n_features=self.n_features_in, who=self.name)
+        Y = np.ascontiguousarray(Y, dtype=np.float64)
+        if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
+            raise ValueError(f"Y must be an n x m array with n = {X.shape[0]} rows, "
+                             f"got shape {Y.shape}")
+        if not np.isfinite(Y).all():
+            raise ValueError("Y contains NaN or infinity")
+        return X, Y
 
     def before_step(self):
         return None

@@ -30,7 +30,7 @@ from scipy.linalg import cho_solve
 
 from .._linalg import BLOCK_ELEMENTS, cholesky, gram_lower, kernel_matvec
 from .._machine import format_bytes
-from .._validation import check_positive, check_rows
+from .._validation import check_positive
 from .driver import Method
 
 __all__ = ["PCG", "pcg_memory_bytes"]
@@ -70,16 +70,6 @@ class PCG(Method):
         self.preconditioner = bool(preconditioner)
 
     # ---- setup ----
-
-    def check_data(self, X, Y):
-        X = check_rows(X, min_rows=1)
-        Y = np.asarray(Y, dtype=np.float64)
-        if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
-            raise ValueError(f"Y must be an n x m array with n = {X.shape[0]} rows, "
-                             f"got shape {Y.shape}")
-        if not np.isfinite(Y).all():
-            raise ValueError("Y contains NaN or infinity")
-        return X, Y
 
     def plan(self, X, Y, available):
         """Keep `available`: the working memory depends on the global row count, so `setup`
