@@ -9,6 +9,18 @@ from ._solvers import AUTO_RULE
 from .admm.settings import EngineSettings
 from .sketch import MAX_BLOCK
 
+# the classifiers' C, with alpha in its place when given (_KernelClassifier)
+_C_AND_ALPHA = """\
+C : float > 0, default=1.0
+    Regularization as in scikit-learn's SVC and LIBSVM: the problem is
+    (1/n) sum_i V(y_i, W^T z(x_i)) + alpha r(W) with alpha = 1 / (n C), n the rows the loss
+    averages over (every rank's, less the early-stopping rows), so that the same C is the
+    same model at any number of rows; larger C, weaker regularization.  `alpha_` records
+    the alpha fitted.
+alpha : float >= 0 or None, default=None
+    The regularization weight itself, in place of C (then leave C at 1.0): alpha = 1 / (n C).
+    None: from C."""
+
 _PARAMETERS = """\
 Parameters
 ----------
@@ -22,7 +34,7 @@ loss : str, skylite.prox Loss or None, default=None
 {loss_kind}
 regularizer : str or skylite.prox Regularizer, default="l2"
     "l2", "l1" (sparse weights) or "none".
-{alpha}
+{regularization}
 n_features : int, default=2048
     s, the number of random features (for the linear kernel, the columns of a sketch
     `method`; its default identity map ignores it: s = d).
@@ -35,13 +47,15 @@ n_blocks : int or None, default=None
 feature_map : skylite.sketch map or None, default=None
     An unfitted feature map to use instead of the kernel's default one, e.g.
     `skylite.sketch.Fastfood(8192, sigma=5)`.
-sigma : float > 0 or None, default=None
-    Bandwidth of the "gaussian" and "laplacian" kernels.  Without sigma or gamma it is
-    set from the training rows: sqrt(d Var(X) / 2) (scikit-learn's gamma="scale").
-gamma : float > 0 or None, default=None
+sigma : float > 0, "scale" or None, default=None
+    Bandwidth of the "gaussian" and "laplacian" kernels.  "scale" (and None, without
+    gamma) sets it from the training rows: sqrt(d Var(X) / 2), which is scikit-learn's
+    gamma="scale" = 1 / (d Var(X)) (sqrt(1/2) for constant rows); `sigma_` records it.
+gamma : float > 0, "scale" or None, default=None
     scikit-learn's gamma: for "gaussian" sigma = 1 / sqrt(2 gamma), for "laplacian"
     sigma = 1 / gamma (scikit-learn's rbf_kernel and laplacian_kernel); for "polynomial"
-    the scale of x.y (default 1).  Give sigma or gamma, not both.
+    the scale of x.y (default 1).  "scale": 1 / (d Var(X)), as scikit-learn's SVC.  Give
+    sigma or gamma, not both.
 degree : int or None, default=None
     Degree of the "polynomial" kernel (gamma x.y + coef0)^degree (default 2).
 coef0 : float >= 0 or None, default=None
@@ -135,6 +149,11 @@ solver : {{"auto", "admm", "direct", "exact", "pcg"}}, default="auto"
 
 Attributes
 ----------
+alpha_ : float
+    The alpha of the problem fitted (from C for the classifiers: 1 / (n C)).
+sigma_ : float or None
+    The bandwidth of the "gaussian" or "laplacian" kernel fitted (what "scale" chose);
+    None for the other kernels and for a `feature_map` given by the user.
 coef_ : ndarray of shape (s, m), or None
     The weights W (m outputs: one per class, one for two classes, or the targets'
     columns); None for the exact kernel solvers.
@@ -199,8 +218,10 @@ def estimator_docstring(name, summary, default_loss, classification=None):
     loss_kind = textwrap.fill(_LOSS_KIND[classification].format(name=name), width=88,
                               initial_indent="    ", subsequent_indent="    ")
     engine = {name: EngineSettings.doc(name) for name in EngineSettings.names()}
+    regularization = _C_AND_ALPHA if classification else engine["alpha"]
     return (inspect.cleandoc(summary) + "\n\n"
             + _PARAMETERS.format(default_loss=f'"{default_loss}"', loss_kind=loss_kind,
-                                 max_block=MAX_BLOCK, auto_rule=textwrap.fill(
+                                 max_block=MAX_BLOCK, regularization=regularization,
+                                 auto_rule=textwrap.fill(
                                      AUTO_RULE + ".", width=88, initial_indent="    ",
                                      subsequent_indent="    "), **engine))

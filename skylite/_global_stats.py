@@ -29,7 +29,8 @@ import numpy as np
 
 def scale_sigma(X, dist):
     """scikit-learn's gamma="scale" as a bandwidth, sqrt(d Var(X) / 2), over every rank's
-    rows X (n_i x d, dense or CSR)."""
+    rows X (n_i x d, dense or CSR); relative to the data at any scale, and sqrt(1/2)
+    (gamma = 1, as scikit-learn) for constant rows."""
     d = X.shape[1]
     if hasattr(X, "toarray"):
         total, squares = float(X.sum()), float(X.multiply(X).sum())
@@ -45,7 +46,9 @@ def scale_sigma(X, dist):
         raise ValueError(f"the variance of X overflows float64 (an entry of magnitude "
                          f"~1e150 or more): the default sigma cannot be computed; rescale "
                          f"the features (e.g. StandardScaler)")
-    return float(np.sqrt(max(d * var, 1e-12) / 2.0))
+    if not d * var > 0:               # constant rows: scikit-learn takes gamma = 1
+        return float(np.sqrt(0.5))
+    return float(np.sqrt(d * var / 2.0))
 
 
 def labels_1d(y):

@@ -150,6 +150,24 @@ def check_positive(value, name, *, integer=False, allow_zero=False):
     return value
 
 
+# The range of a length scale (a bandwidth sigma, Matern's length_scale, a kernel's beta)
+# whose square and inverse square are finite, nonzero float64 numbers: the kernels and maps
+# compute 1 / (2 sigma^2) and sigma^-1.
+SCALE_RANGE = (1e-150, 1e150)
+
+
+def check_scale(value, name):
+    """`value` if it is a number within SCALE_RANGE (a length scale the kernels can square
+    and invert in float64); ValueError naming `name` otherwise."""
+    check_positive(value, name)
+    low, high = SCALE_RANGE
+    if not low <= value <= high:
+        raise ValueError(f"{name} must lie in [{low:g}, {high:g}] (its square and inverse "
+                         f"square must be finite float64 numbers), got {value!r}; rescale the "
+                         f"rows instead")
+    return value
+
+
 def resolve_seed(random_state):
     """The 64-bit seed of a map: an int as given, fresh entropy for None, or a draw from a
     numpy Generator / RandomState.  The seed is stored, so a model never needs its random

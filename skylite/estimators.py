@@ -12,6 +12,8 @@ stored.  Presets: `KernelSVC` (hinge), `KernelLogisticRegression` (multinomial l
 Outputs are computed block by block, O = sum_j Z_j W_j, over chunks of rows, so prediction
 also never forms an n x s array.
 """
+import functools
+import inspect
 from copy import deepcopy
 
 import numpy as np
@@ -169,14 +171,19 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
         if "sigma" in names:
             if self.sigma is not None and self.gamma is not None:
                 raise ValueError("give sigma or gamma, not both")
-            if self.gamma is not None:
+            if "scale" in (self.sigma, self.gamma) or (self.sigma is None
+                                                       and self.gamma is None):
+                # scikit-learn's gamma="scale", 1 / (d Var X), as a bandwidth
+                params["sigma"] = stats.scale_sigma(
+                    X, self._distributed() if dist is None else dist)
+            elif self.gamma is not None:
                 gamma = check_positive(self.gamma, "gamma")
                 # scikit-learn: rbf exp(-gamma ||x - y||^2), laplacian exp(-gamma ||x - y||_1)
                 params["sigma"] = (1.0 / gamma if cls is kernels_module.Laplacian
                                    else 1.0 / np.sqrt(2.0 * gamma))
-            elif self.sigma is None:
-                params["sigma"] = stats.scale_sigma(
-                    X, self._distributed() if dist is None else dist)
+        elif params.get("gamma") == "scale":          # polynomial: gamma x.y, 1 / (d Var X)
+            sigma = stats.scale_sigma(X, self._distributed() if dist is None else dist)
+            params["gamma"] = 1.0 / (2.0 * sigma * sigma)
         return cls(**params)
 
     def _make_feature_map(self, X, dist):
@@ -293,17 +300,19 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
             X_val, y_val = take_rows(X, val_rows), y[val_rows]
             X, Y = take_rows(X, fit_rows), Y[fit_rows]
             self.validation_indices_ = val_rows
+        self.alpha_ = self._resolved_alpha(dist, X.shape[0])
         self.feature_map_, kernel = self._make_feature_map(X, dist)   # sigma from the fit rows
+        self.sigma_ = getattr(kernel, "sigma", None)
         regularizer = regularizer_for_map(regularizer, self.feature_map_, self.precision)
         iterative = (X_val is not None or self.early_stopping_ or self.checkpoint is not None
                      or self.callback is not None or warm_start is not None)
         solver = self.solver_ = resolve_solver(
-            self.solver, loss, regularizer, self.alpha, self.feature_map_.n_features,
+            self.solver, loss, regularizer, self.alpha_, self.feature_map_.n_features,
             iterative=iterative, distributed=self.comm is not None)
         if solver in ("direct", "exact"):
             if solver == "exact" or kernel is None:
                 kernel = kernel or self._kernel_object(X, dist)
-            result = one_solve(solver, X, Y, self.alpha, feature_map=self.feature_map_,
+            result = one_solve(solver, X, Y, self.alpha_, feature_map=self.feature_map_,
                                kernel=kernel, precision=self.precision)
             if self.verbose and solver == "direct":
                 print(f"skylite: closed form of the squared loss with l2 "
@@ -313,7 +322,8 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
             kernel = self._kernel_object(X, dist)
         validation, callback, early = None, self.callback, None
         memory_budget = self.memory_budget
-        method = PCG(kernel, self.feature_map_, self.alpha, self.tol) if solver == "pcg" else None
+        method = (PCG(kernel, self.feature_map_, self.alpha_, self.tol) if solver == "pcg"
+                  else None)
         if X_val is not None:
             if method is None:
                 validation_outputs, kept = self._validation_outputs(X_val)
@@ -330,7 +340,8 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
             if patience is not None:
                 early = callback = EarlyStopping(patience, self.scoring, self.callback)
         engine = BlockADMM(self.feature_map_, loss, regularizer,
-                           self._engine_settings(memory_budget=memory_budget),
+                           self._engine_settings(memory_budget=memory_budget,
+                                                 alpha=self.alpha_),
                            callback=callback, validation=validation, comm=self.comm)
         if method is None:
             result = engine.fit(X, Y, W0=warm_start, checked=True).result_
@@ -362,6 +373,22 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
         self.loss_ = loss
         self.regularizer_ = regularizer
         return self
+
+    def _resolved_alpha(self, dist, n_rows):
+        """The alpha of the problem fitted: `alpha`, or for a classifier given `C`,
+        alpha = 1 / (n C) with n the rows the loss averages over (this fit's rows, every
+        rank's), so that the same C is the same model strength at any number of rows, as
+        in scikit-learn's SVC and LIBSVM."""
+        if not hasattr(self, "C"):                        # regressors and KernelMachine
+            return EngineSettings.check("alpha", self.alpha)
+        if self.alpha is not None:
+            if self.C != 1.0:
+                raise ValueError(f"give C or alpha, not both (C={self.C!r}, "
+                                 f"alpha={self.alpha!r}; C = 1 / (n alpha))")
+            return EngineSettings.check("alpha", self.alpha)
+        C = check_positive(self.C, "C")
+        n = int(dist.sum_to_all(np.array([n_rows], dtype=np.float64))[0])
+        return 1.0 / (n * C)
 
     def _engine_settings(self, **overrides):
         """The EngineSettings of this estimator: its parameters named like an engine option
@@ -495,7 +522,7 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
         """
         dist = self._distributed()
         O, Y = dist.agree(self._outputs_and_targets, X, y)
-        return stats.objective(dist, self.loss_, O, Y, self.alpha, self._regularizer_value())
+        return stats.objective(dist, self.loss_, O, Y, self.alpha_, self._regularizer_value())
 
     def _regularizer_value(self):
         """r at the fitted model: r(coef_), or for the exact kernel solvers the RKHS norm
@@ -519,9 +546,32 @@ def _target_columns(y):
     return np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64)
 
 
+def _with_C(init):
+    """KernelMachine.__init__ with scikit-learn's C beside alpha, for the classifiers:
+    ``C=1.0`` (as SVC) and ``alpha=None`` (alpha, when given, replaces C).  scikit-learn
+    reads an estimator's parameters from the signature of its __init__ (get_params,
+    clone), so the wrapper declares the whole signature, with C placed before alpha."""
+    signature = inspect.signature(init)
+    parameters = []
+    for parameter in signature.parameters.values():
+        if parameter.name == "alpha":
+            parameters.append(inspect.Parameter("C", parameter.KEYWORD_ONLY, default=1.0))
+            parameter = parameter.replace(default=None)
+        parameters.append(parameter)
+
+    @functools.wraps(init)
+    def __init__(self, *args, C=1.0, alpha=None, **kwargs):
+        init(self, *args, alpha=alpha, **kwargs)
+        self.C = C
+    __init__.__signature__ = signature.replace(parameters=parameters)
+    return __init__
+
+
 class _KernelClassifier(ClassifierMixin, KernelMachine):
-    """A kernel machine whose loss must take class labels (scikit-learn's classifier)."""
+    """A kernel machine whose loss must take class labels (scikit-learn's classifier), with
+    scikit-learn's C."""
     _classifier = True
+    __init__ = _with_C(KernelMachine.__init__)
     score = KernelMachine.score          # global under `comm` (the mixin's is local)
 
 

@@ -77,6 +77,8 @@ def save(model, path):
         "coef_shape": list(model.coef_.shape) if model.coef_ is not None else [0, 0],
         "n_iter": int(model.n_iter_),
         "converged": bool(model.converged_),
+        "alpha": float(model.alpha_),
+        "sigma": None if model.sigma_ is None else float(model.sigma_),
         "targets_1d": bool(getattr(model, "_y_1d", False)),
     }
     if hasattr(model, "feature_names_in_"):
@@ -165,6 +167,8 @@ def load(path, estimators):
         model.n_features_in_ = model.feature_map_.n_features_in_
         model.n_iter_ = header["n_iter"]
         model.converged_ = header["converged"]
+        model.alpha_ = float(header.get("alpha", model.alpha))    # files before C: alpha
+        model.sigma_ = header.get("sigma")
         model._y_1d = header["targets_1d"]
         if "feature_names" in header:
             model.feature_names_in_ = np.array(header["feature_names"], dtype=object)

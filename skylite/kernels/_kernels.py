@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._threads import blas_single_threaded, resolve_threads
-from .._validation import check_positive, check_rows, native_rows
+from .._validation import check_positive, check_rows, check_scale, native_rows
 from ..sketch import (JLT, SRHT, CountSketch, Fastfood, GaussianRFF, Identity, LaplacianRFF,
                       MaternFastfood, MaternRFF, Nystroem, RandomLaplace, TensorSketch)
 from ..sketch._kernel_block import KernelCode, fill_kernel_matrix
@@ -215,7 +215,7 @@ class Gaussian(Kernel):
     native_code = KernelCode.GAUSSIAN
 
     def __init__(self, sigma=1.0):
-        self.sigma = check_positive(sigma, "sigma")
+        self.sigma = check_scale(sigma, "sigma")
 
     def native_params(self):
         """(1 / (2 sigma^2), 0, 0)."""
@@ -248,7 +248,7 @@ class Laplacian(Kernel):
     native_code = KernelCode.LAPLACIAN
 
     def __init__(self, sigma=1.0):
-        self.sigma = check_positive(sigma, "sigma")
+        self.sigma = check_scale(sigma, "sigma")
 
     def native_params(self):
         """(1 / sigma, 0, 0)."""
@@ -285,7 +285,7 @@ class Matern(Kernel):
 
     def __init__(self, nu=1.5, length_scale=1.0):
         self.nu = check_positive(nu, "nu")
-        self.length_scale = check_positive(length_scale, "length_scale")
+        self.length_scale = check_scale(length_scale, "length_scale")
 
     def native_params(self):
         """(nu, 1 / l, 0)."""
@@ -354,7 +354,7 @@ class ExpSemigroup(Kernel):
     nonnegative_input = True
 
     def __init__(self, beta=1.0):
-        self.beta = check_positive(beta, "beta")
+        self.beta = check_scale(beta, "beta")
 
     def native_params(self):
         """(beta, 0, 0)."""

@@ -22,8 +22,8 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._threads import blas_single_threaded, resolve_threads
-from .._validation import (FLOAT_DTYPES, check_nonnegative, check_positive, native_rows,
-                           resolve_seed, sparse_structure_checked)
+from .._validation import (FLOAT_DTYPES, check_nonnegative, check_positive, check_scale,
+                           native_rows, resolve_seed, sparse_structure_checked)
 
 
 # the most features of one map: column indices are 32-bit in native code
@@ -335,7 +335,7 @@ class BandwidthFeatureMap(FeatureMap):
 
     def _check_params(self):
         self._check_common_params()
-        check_positive(self.sigma, "sigma")
+        check_scale(self.sigma, "sigma")
 
 
 class MaternFeatureMap(FeatureMap):
@@ -363,7 +363,7 @@ class MaternFeatureMap(FeatureMap):
     def _check_params(self):
         self._check_common_params()
         check_positive(self.nu, "nu")
-        check_positive(self.length_scale, "length_scale")
+        check_scale(self.length_scale, "length_scale")
 
 
 _REGISTRY = {}

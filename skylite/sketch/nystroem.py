@@ -181,6 +181,7 @@ class Nystroem(FeatureMap):
         """
         X = dist.agree(lambda: validate_data(self, sparse_structure_checked(X),
                                              accept_sparse="csr", dtype=FLOAT_DTYPES))
+        dist.same_everywhere("number of input features (columns of X)", X.shape[1])
         return self._fit_rows(X, dist)
 
     def _fit_rows(self, X, dist):
