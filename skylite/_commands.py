@@ -84,9 +84,8 @@ def train(args, dist):
     say(f"training {metric}: {_format_score(model.score(X, y), metric)}")    # global
     if X_val is not None:
         say(f"validation {metric}: {_format_score(model.score(X_val, y_val), metric)}")
-    if dist.is_root:
-        model.save(args.model)
-        say(f"model written to {args.model} ({os.path.getsize(args.model) / 2**10:.0f} KiB)")
+    model.save(args.model)                  # collective: rank 0 writes, every rank agrees
+    say(f"model written to {args.model} ({os.path.getsize(args.model) / 2**10:.0f} KiB)")
     return 0
 
 

@@ -192,7 +192,7 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
             if not isinstance(self.feature_map, FeatureMap):
                 raise ValueError(f"feature_map must be a skylite.sketch map, "
                                  f"got {self.feature_map!r}")
-            return deepcopy(self.feature_map).fit_distributed(X, dist), None
+            return deepcopy(self.feature_map).fit_distributed(X, dist, checked=True), None
         kernel = self._kernel_object(X, dist)
         check_positive(self.n_features, "n_features", integer=True)
         n_blocks = self.n_blocks
@@ -208,7 +208,7 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
         fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
                                   random_state=self.random_state, method=self.method,
                                   landmarks=self.landmarks)
-        return fmap.fit_distributed(X, dist), kernel
+        return fmap.fit_distributed(X, dist, checked=True), kernel
 
     def _code_targets(self, y, loss, classes=None):
         """Y (n x m float64) from validated targets: class labels coded for the loss (and

@@ -127,13 +127,19 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         """
         X = validate_data(self, sparse_structure_checked(X), accept_sparse="csr",
                           dtype=FLOAT_DTYPES)
+        return self._fit_checked(X)
+
+    def _fit_checked(self, X):
+        """`fit` on rows already checked (`validate_data` or `check_rows`: the estimators
+        check X once per fit), without scanning them again."""
+        self.n_features_in_ = X.shape[1]
         if self._nonnegative_input:
             check_nonnegative(X, who=type(self).__name__)
         # maps without randomness (Identity) have no random_state
         self._fit_dimension(X.shape[1], resolve_seed(getattr(self, "random_state", 0)))
         return self
 
-    def fit_distributed(self, X, dist):
+    def fit_distributed(self, X, dist, *, checked=False):
         """`fit` on this rank's rows, collectively (`dist`: skylite._distributed.Distributed):
         if it raises on any rank it raises on every rank.  A random map needs only the
         dimension; a map learned from data (Nystroem) draws from every rank's rows.
@@ -144,13 +150,15 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             This rank's training rows.
         dist : skylite._distributed.Distributed
             The ranks (`Distributed(None)` for one process).
+        checked : bool, default=False
+            X was checked by the caller (finite, real, native layout): not scanned again.
 
         Returns
         -------
         self : FeatureMap
             The fitted map.
         """
-        return dist.agree(self.fit, X)
+        return dist.agree(self._fit_checked if checked else self.fit, X)
 
     def _fit_dimension(self, d, seed):
         self._check_params()

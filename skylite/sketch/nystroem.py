@@ -160,7 +160,7 @@ class Nystroem(FeatureMap):
                           dtype=FLOAT_DTYPES)
         return self._fit_rows(X, None)
 
-    def fit_distributed(self, X, dist):
+    def fit_distributed(self, X, dist, *, checked=False):
         """`fit` over the rows of every rank (collective).
 
         The pool of rows is drawn by global row id from the seed and gathered once; rank 0
@@ -173,14 +173,19 @@ class Nystroem(FeatureMap):
             This rank's training rows.
         dist : skylite._distributed.Distributed
             The ranks (`Distributed(comm)`; `Distributed(None)` for one process).
+        checked : bool, default=False
+            X was checked by the caller (finite, real, native layout): not scanned again.
 
         Returns
         -------
         self : Nystroem
             The fitted map.
         """
-        X = dist.agree(lambda: validate_data(self, sparse_structure_checked(X),
-                                             accept_sparse="csr", dtype=FLOAT_DTYPES))
+        if checked:
+            self.n_features_in_ = X.shape[1]
+        else:
+            X = dist.agree(lambda: validate_data(self, sparse_structure_checked(X),
+                                                 accept_sparse="csr", dtype=FLOAT_DTYPES))
         dist.same_everywhere("number of input features (columns of X)", X.shape[1])
         return self._fit_rows(X, dist)
 
