@@ -119,27 +119,21 @@ def _plural(count, noun):
 
 
 def _make_model(args, dist):
+    """The estimator of `skylite train`: each option sets the parameter skylite.cli.PARAMETERS
+    names; the command's own conventions are translated here (--quasi, "none", -q, MPI)."""
+    from .cli import PARAMETERS
     # class labels with squared / lad: the general machine (the presets keep their kind)
     cls = KernelMachine if args.classification else PRESETS[args.loss]
-    kernel_params = {name: getattr(args, name) for name in KERNEL_PARAMETERS
-                     if getattr(args, name) is not None}
-    return cls(args.kernel, loss=args.loss, regularizer=args.reg, alpha=args.alpha,
-               n_features=args.features, n_blocks=args.blocks,
-               method=f"qmc_{args.quasi}" if args.quasi else args.method,
-               landmarks=args.landmarks,
-               rho=args.rho, max_iter=args.iters, tol=args.tol, relaxation=args.relaxation,
-               acceleration=None if args.acceleration == "none" else args.acceleration,
-               n_threads=args.threads,
-               memory_budget=args.memory_budget, precision=args.precision,
-               random_state=args.seed, verbose=not args.quiet,
-               comm=None if dist.serial else dist.comm, checkpoint=args.checkpoint,
-               checkpoint_every=args.checkpoint_every, early_stopping=args.early_stop,
-               solver=args.solver,
-               validation_fraction=args.validation_fraction,
-               n_iter_no_change=(None if args.early_stop is False
-                                 else args.n_iter_no_change),
-               scoring=args.scoring,
-               classification=args.classification or None, **kernel_params)
+    params = {param: getattr(args, dest) for dest, param in PARAMETERS.items()}
+    params.update(
+        method=f"qmc_{args.quasi}" if args.quasi else args.method,
+        acceleration=None if args.acceleration == "none" else args.acceleration,
+        verbose=not args.quiet, comm=None if dist.serial else dist.comm,
+        n_iter_no_change=None if args.early_stop is False else args.n_iter_no_change,
+        classification=args.classification or None,
+        **{name: getattr(args, name) for name in KERNEL_PARAMETERS
+           if getattr(args, name) is not None})
+    return cls(**params)
 
 
 def _format_score(value, metric):
@@ -259,12 +253,16 @@ def demo_models(features, blocks, sigma, alpha, seed):
     """[(name, unfitted model)] of `skylite demo`: a linear SVM and a Gaussian kernel SVM.
 
     Both get the iterations they need to converge to tol (the linear SVM about 430 at
-    alpha = 1e-5 on pendigits), so the comparison is of converged models."""
+    alpha = 1e-5 on pendigits), so the comparison is of converged models.  features and
+    seed None: the estimator's defaults."""
+    kernel_svm = KernelSVC(sigma=sigma, n_blocks=blocks, alpha=alpha, max_iter=2000)
+    if features is not None:
+        kernel_svm.set_params(n_features=features)
+    if seed is not None:
+        kernel_svm.set_params(random_state=seed)
     return [
         ("linear SVM", KernelSVC("linear", alpha=alpha, max_iter=2000)),
-        (f"kernel SVM (gaussian sigma={sigma}, s={features})",
-         KernelSVC(sigma=sigma, n_features=features, n_blocks=blocks, alpha=alpha,
-                   random_state=seed, max_iter=2000)),
+        (f"kernel SVM (gaussian sigma={sigma}, s={kernel_svm.n_features})", kernel_svm),
     ]
 
 
@@ -280,17 +278,23 @@ def _array_options(args, *, labels):
 _EXPECTED = (ValueError, TypeError, OSError, MemoryError, ConvergenceError, RuntimeError)
 
 
-# Parameters named in the engine's and estimators' messages -> the flags that set them
-_FLAGS = ((re.compile(r"\bacceleration=None\b"), "--acceleration none"),
-          (re.compile(r"\bn_blocks=(\d+)"), r"--blocks \1"),
-          (re.compile(r"\(n_features\)"), "(--features)"))
-
-
 def _as_flags(message):
-    """`message` with the estimator parameters it names written as the command's flags."""
-    for parameter, flag in _FLAGS:
-        message = parameter.sub(flag, message)
+    """`message` with the estimator parameters it names ("n_blocks=16", "acceleration=None",
+    "(n_features)") written as the command's flags ("--blocks 16", "--acceleration none",
+    "(--features)"), by the one table of their names (skylite.cli.PARAMETERS)."""
+    from .cli import PARAMETERS
+    for dest, param in PARAMETERS.items():
+        flag = "--" + dest.replace("_", "-")
+        message = re.sub(rf"\({param}\)", f"({flag})", message)
+        if param in _READER_WORDS:
+            continue
+        message = re.sub(rf"\b{param}=None\b", f"{flag} none", message)
+        message = re.sub(rf"\b{param}=", f"{flag} ", message)
     return message
+
+
+# "n_features=d" in the readers' messages is a file's columns, not the random features
+_READER_WORDS = ("n_features",)
 
 
 def one_line(exc):

@@ -79,12 +79,26 @@ class _DefaultsFormatter(argparse.HelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
-# Options that apply only with others (`_APPLIES`): their defaults (the estimator's, of the
-# parameter named here) are filled in after the check, so that an option given where it does
-# not apply is an error, not ignored.
-_LATER = {"features": "n_features", "validation_fraction": "validation_fraction",
-          "n_iter_no_change": "n_iter_no_change", "scoring": "scoring",
-          "checkpoint_every": "checkpoint_every"}
+#: `skylite train` option (its dest) -> the estimator parameter it sets: the one table of
+#: their names (the model is built from it; messages that name a parameter are rewritten
+#: with its flag, skylite._commands.as_flags).  The kernels' parameters keep their names.
+PARAMETERS = {"kernel": "kernel", "loss": "loss", "reg": "regularizer", "alpha": "alpha",
+              "features": "n_features", "blocks": "n_blocks", "method": "method",
+              "landmarks": "landmarks", "rho": "rho", "iters": "max_iter", "tol": "tol",
+              "relaxation": "relaxation", "acceleration": "acceleration",
+              "threads": "n_threads", "memory_budget": "memory_budget",
+              "precision": "precision", "seed": "random_state", "checkpoint": "checkpoint",
+              "checkpoint_every": "checkpoint_every", "early_stop": "early_stopping",
+              "solver": "solver", "validation_fraction": "validation_fraction",
+              "n_iter_no_change": "n_iter_no_change", "scoring": "scoring",
+              "classification": "classification"}
+
+# Options that apply only with others (`_APPLIES`): their defaults (the estimator's) are
+# filled in after the check, so that an option given where it does not apply is an error,
+# not ignored.
+_LATER = {dest: PARAMETERS[dest] for dest in ("features", "validation_fraction",
+                                              "n_iter_no_change", "scoring",
+                                              "checkpoint_every")}
 
 
 def _defaults():
@@ -376,15 +390,22 @@ def _predict_options(p):
     p.set_defaults(check=_check_input_options)
 
 
+#: the demo's problem (pendigits, features scaled to [0, 1]): a bandwidth and alpha chosen
+#: once for it; everything else is the estimator's default
+DEMO = {"sigma": 0.6, "alpha": 1e-5}
+
+
 def _demo_options(p):
-    p.add_argument("--features", type=_positive(int), default=2048, help="random features s")
+    p.add_argument("--features", type=_positive(int),
+                   help="random features s (default: the estimator's n_features)")
     from .sketch import MAX_BLOCK
     p.add_argument("--blocks", type=_positive(int),
                    help=f"column blocks C (default: ceil(s / {MAX_BLOCK}), at least 2)")
-    p.add_argument("--sigma", type=_positive(float), default=0.6,
+    p.add_argument("--sigma", type=_positive(float), default=DEMO["sigma"],
                    help="Gaussian kernel bandwidth")
-    p.add_argument("--alpha", type=float, default=1e-5, help="regularization")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the feature map")
+    p.add_argument("--alpha", type=float, default=DEMO["alpha"], help="regularization")
+    p.add_argument("--seed", type=int,
+                   help="random seed of the feature map (default: the estimator's)")
     p.add_argument("--threads", type=_positive(int),
                    help="threads (default: the OpenMP limit in force, at most the cores)")
 

@@ -7,18 +7,15 @@ import pytest
 from skylite import KernelMachine
 from skylite.admm import BlockADMM
 from skylite.admm.settings import DEFAULTS, EngineSettings
-from skylite.cli import _LATER, build_parser
+from skylite.cli import _LATER, PARAMETERS, build_parser
 from skylite.prox import get_loss, get_regularizer
 from skylite.sketch import GaussianRFF
 
-# `skylite train` option (dest) -> the KernelMachine parameter it sets
-CLI_PARAMETERS = {"kernel": "kernel", "reg": "regularizer", "alpha": "alpha",
-                  "iters": "max_iter", "tol": "tol", "solver": "solver", "rho": "rho",
-                  "relaxation": "relaxation", "acceleration": "acceleration",
-                  "threads": "n_threads", "memory_budget": "memory_budget",
-                  "precision": "precision", "seed": "random_state",
-                  "early_stop": "early_stopping", "blocks": "n_blocks",
-                  "checkpoint": "checkpoint"}
+# `skylite train` option (dest) -> the KernelMachine parameter it sets: the CLI's own table
+# (the options whose default is filled in later are checked through _LATER)
+CLI_PARAMETERS = {dest: param for dest, param in PARAMETERS.items()
+                  if dest not in _LATER and dest not in ("loss", "landmarks", "method",
+                                                         "classification")}
 
 
 def train_args(*options):
