@@ -7,7 +7,7 @@ import textwrap
 
 from ._solvers import AUTO_RULE
 from .admm.settings import EngineSettings
-from .sketch import MAX_BLOCK
+from .sketch import DEFAULT_BLOCKS_RULE
 
 # the classifiers' C, with alpha in its place when given (_KernelClassifier)
 _C_AND_ALPHA = """\
@@ -39,11 +39,8 @@ n_features : int, default=2048
     s, the number of random features (for the linear kernel, the columns of a sketch
     `method`; its default identity map ignores it: s = d).
 n_blocks : int or None, default=None
-    C, the number of column blocks of the feature matrix Z.  None: ceil(s / {max_block}), at
-    least 2, and more when a block's rows and factor would exceed 2 GiB (n s_j + min(n,
-    s_j)^2 floats); the linear kernel's identity map (s = d) has no {max_block}-column
-    limit.  It depends on s and n only, so the default model is the same on every machine
-    and thread count (skylite.sketch.default_n_blocks, docs/choosing_parameters.md).
+    C, the number of column blocks of the feature matrix Z.  None:
+{blocks_rule}
 feature_map : skylite.sketch map or None, default=None
     An unfitted feature map to use instead of the kernel's default one, e.g.
     `skylite.sketch.Fastfood(8192, sigma=5)`.
@@ -221,7 +218,11 @@ def estimator_docstring(name, summary, default_loss, classification=None):
     regularization = _C_AND_ALPHA if classification else engine["alpha"]
     return (inspect.cleandoc(summary) + "\n\n"
             + _PARAMETERS.format(default_loss=f'"{default_loss}"', loss_kind=loss_kind,
-                                 max_block=MAX_BLOCK, regularization=regularization,
+                                 regularization=regularization,
+                                 blocks_rule=textwrap.fill(
+                                     DEFAULT_BLOCKS_RULE + " (skylite.sketch.default_n_blocks, "
+                                     "docs/choosing_parameters.md).", width=88,
+                                     initial_indent="    ", subsequent_indent="    "),
                                  auto_rule=textwrap.fill(
                                      AUTO_RULE + ".", width=88, initial_indent="    ",
                                      subsequent_indent="    "), **engine))

@@ -244,7 +244,7 @@ def _train_options(p):
     from ._solvers import AUTO_RULE, SOLVERS
     from .estimators import KERNEL_NAMES, PRESETS, KernelMachine
     from .prox import REGULARIZERS
-    from .sketch import MAX_BLOCK, NYSTROEM_MAX_BLOCK
+    from .sketch import DEFAULT_BLOCKS_RULE
     default = _defaults()
     later = {dest: default[param] for dest, param in _LATER.items()}
     accelerations = tuple("none" if c is None else c
@@ -301,9 +301,7 @@ def _train_options(p):
                         "rows drawn uniformly")
     g = p.add_argument_group("solver")
     g.add_argument("--blocks", type=_positive(int),
-                   help=f"column blocks C (default: ceil(s / {MAX_BLOCK}), ceil(s / "
-                        f"{NYSTROEM_MAX_BLOCK}) for nystroem, at least 2, from s and the rows "
-                        f"only)")
+                   help=f"column blocks C (default: {DEFAULT_BLOCKS_RULE})")
     g.add_argument("--iters", type=_positive(int), default=default["max_iter"],
                    help="max ADMM iterations")
     g.add_argument("--tol", type=_positive(float), default=default["tol"],
@@ -398,9 +396,9 @@ DEMO = {"sigma": 0.6, "alpha": 1e-5}
 def _demo_options(p):
     p.add_argument("--features", type=_positive(int),
                    help="random features s (default: the estimator's n_features)")
-    from .sketch import MAX_BLOCK
+    from .sketch import DEFAULT_BLOCKS_RULE
     p.add_argument("--blocks", type=_positive(int),
-                   help=f"column blocks C (default: ceil(s / {MAX_BLOCK}), at least 2)")
+                   help=f"column blocks C (default: {DEFAULT_BLOCKS_RULE})")
     p.add_argument("--sigma", type=_positive(float), default=DEMO["sigma"],
                    help="Gaussian kernel bandwidth")
     p.add_argument("--alpha", type=float, default=DEMO["alpha"], help="regularization")

@@ -37,8 +37,7 @@ from .admm.pcg import PCG
 from .admm.settings import DEFAULTS, EngineSettings
 from .prox import get_loss, get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
-from .sketch import FeatureMap, default_n_blocks
-from .sketch.nystroem import NYSTROEM_MAX_BLOCK
+from .sketch import FeatureMap, default_layout_blocks
 
 _KERNELS = kernels_module.KERNELS
 #: the kernel names `KernelMachine(kernel=...)` accepts
@@ -197,14 +196,11 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
         check_positive(self.n_features, "n_features", integer=True)
         n_blocks = self.n_blocks
         if n_blocks is None:     # from the problem alone: the same model on every machine
-            rows = max(dist.allgather(X.shape[0]))
             identity = (isinstance(kernel, kernels_module.Linear)      # s = d, not chosen
                         and self.method in (None, "identity"))
-            nystroem = self.method == "nystroem"
-            n_blocks = (default_n_blocks(X.shape[1], rows, max_block=None) if identity
-                        else default_n_blocks(self.n_features, rows,
-                                              **({"max_block": NYSTROEM_MAX_BLOCK}
-                                                 if nystroem else {})))
+            n_blocks = default_layout_blocks(X.shape[1] if identity else self.n_features,
+                                             max(dist.allgather(X.shape[0])),
+                                             method=self.method, identity=identity)
         fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
                                   random_state=self.random_state, method=self.method,
                                   landmarks=self.landmarks)

@@ -46,10 +46,6 @@ DEFAULT_RULE = "kmeans"
 # iterations run on it (docs/feature_maps.md: the measurements behind both numbers)
 KMEANS_POOL = 4
 KMEANS_ITERATIONS = 5
-# the estimators' default block size for method="nystroem": the whitening costs s * s_j per
-# row and a block's setup s_j^3; 8 blocks of 512 took 26 s to 98.16% on MNIST 60k with early
-# stopping where 2 blocks of 2048 took 32 s to 98.26% (docs/feature_maps.md)
-NYSTROEM_MAX_BLOCK = 512
 # eigenvalues of K_jj below RCOND times the largest are dropped from the whitening
 RCOND = 1e-10
 # pool rows per chunk of the k-means distance products (bounds their scratch memory)
