@@ -126,7 +126,7 @@ cdef class Loss:
         Y : array-like of shape (n, m)
             The targets y_i, one row each.
         n_threads : int or None, default=None
-            OpenMP threads of the check (None: every available core).
+            OpenMP threads of the check (None: the default of skylite._threads.resolve_threads).
         """
         cdef int nt = resolve_threads(n_threads)
         self._check_targets(check_matrix(Y, "Y", n_threads=nt), nt)
@@ -147,7 +147,7 @@ cdef class Loss:
         Y : array-like of shape (n, m)
             The targets y_i, coded as the loss requires.
         n_threads : int or None, default=None
-            OpenMP threads (None: every available core).
+            OpenMP threads (None: the default of skylite._threads.resolve_threads).
 
         Returns
         -------
@@ -189,7 +189,7 @@ cdef class Loss:
             A C-contiguous float64 array to write into (returned); it may be V itself.  For
             the iterative (logistic) prox its contents are a warm start.
         n_threads : int or None, default=None
-            OpenMP threads (None: every available core); the result does not depend on it.
+            OpenMP threads (None: the default of skylite._threads.resolve_threads); the result does not depend on it.
 
         Returns
         -------

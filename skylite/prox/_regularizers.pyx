@@ -73,7 +73,7 @@ cdef class Regularizer:
         W : array-like of shape (s, m)
             The weights (float32 or float64).
         n_threads : int or None, default=None
-            OpenMP threads (None: every available core).
+            OpenMP threads (None: the default of skylite._threads.resolve_threads).
 
         Returns
         -------
@@ -106,7 +106,7 @@ cdef class Regularizer:
         out : ndarray of V's shape or None, default=None
             A C-contiguous float64 array to write into (returned; it may be V itself).
         n_threads : int or None, default=None
-            OpenMP threads (None: every available core); the result does not depend on it.
+            OpenMP threads (None: the default of skylite._threads.resolve_threads); the result does not depend on it.
 
         Returns
         -------

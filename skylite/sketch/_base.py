@@ -217,7 +217,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         X : array-like or scipy sparse matrix of shape (n, d)
             The rows (CSR for sparse rows).
         n_threads : int or None, default=None
-            Threads of the native code (None: all cores); the result does not depend on it.
+            Threads of the native code (None: the default of skylite._threads.resolve_threads); the result does not depend on it.
 
         Returns
         -------
@@ -237,7 +237,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         j : int
             The block, 0 <= j < n_blocks.
         n_threads : int or None, default=None
-            Threads of the native code (None: all cores).
+            Threads of the native code (None: the default of skylite._threads.resolve_threads).
 
         Returns
         -------

@@ -252,7 +252,7 @@ class Nystroem(FeatureMap):
         Parameters
         ----------
         n_threads : int or None, default=None
-            Threads of the transform of the landmarks (None: all cores).
+            Threads of the transform of the landmarks (None: the default of skylite._threads.resolve_threads).
 
         Returns
         -------
