@@ -13,6 +13,7 @@ from . import _global_stats as stats
 from ._distributed import Distributed
 from .admm import ConvergenceError, ConvergenceWarning
 from .datasets import load_pendigits
+from ._flags import PARAMETERS
 from .estimators import PRESETS, KernelMachine, KernelSVC, load
 from .io.files import read_rows
 from .kernels import KERNEL_PARAMETERS
@@ -120,8 +121,7 @@ def _plural(count, noun):
 
 def _make_model(args, dist):
     """The estimator of `skylite train`: each option sets the parameter skylite.cli.PARAMETERS
-    names; the command's own conventions are translated here (--quasi, "none", -q, MPI)."""
-    from .cli import PARAMETERS
+    names (skylite._flags.PARAMETERS); the command's own conventions are translated here (--quasi, "none", -q, MPI)."""
     # class labels with squared / lad: the general machine (the presets keep their kind)
     cls = KernelMachine if args.classification else PRESETS[args.loss]
     params = {param: getattr(args, dest) for dest, param in PARAMETERS.items()}
@@ -281,8 +281,7 @@ _EXPECTED = (ValueError, TypeError, OSError, MemoryError, ConvergenceError, Runt
 def _as_flags(message):
     """`message` with the estimator parameters it names ("n_blocks=16", "acceleration=None",
     "(n_features)") written as the command's flags ("--blocks 16", "--acceleration none",
-    "(--features)"), by the one table of their names (skylite.cli.PARAMETERS)."""
-    from .cli import PARAMETERS
+    "(--features)"), by the one table of their names (skylite._flags.PARAMETERS)."""
     for dest, param in PARAMETERS.items():
         flag = "--" + dest.replace("_", "-")
         message = re.sub(rf"\({param}\)", f"({flag})", message)

@@ -19,6 +19,7 @@ import argparse
 import sys
 
 from . import __version__
+from ._flags import PARAMETERS
 
 
 def _parse_bytes(text):
@@ -78,20 +79,6 @@ class _DefaultsFormatter(argparse.HelpFormatter):
             return text
         return f"{text} (default: %(default)s)"
 
-
-#: `skylite train` option (its dest) -> the estimator parameter it sets: the one table of
-#: their names (the model is built from it; messages that name a parameter are rewritten
-#: with its flag, skylite._commands.as_flags).  The kernels' parameters keep their names.
-PARAMETERS = {"kernel": "kernel", "loss": "loss", "reg": "regularizer", "alpha": "alpha",
-              "features": "n_features", "blocks": "n_blocks", "method": "method",
-              "landmarks": "landmarks", "rho": "rho", "iters": "max_iter", "tol": "tol",
-              "relaxation": "relaxation", "acceleration": "acceleration",
-              "threads": "n_threads", "memory_budget": "memory_budget",
-              "precision": "precision", "seed": "random_state", "checkpoint": "checkpoint",
-              "checkpoint_every": "checkpoint_every", "early_stop": "early_stopping",
-              "solver": "solver", "validation_fraction": "validation_fraction",
-              "n_iter_no_change": "n_iter_no_change", "scoring": "scoring",
-              "classification": "classification"}
 
 # Options that apply only with others (`_APPLIES`): their defaults (the estimator's) are
 # filled in after the check, so that an option given where it does not apply is an error,

@@ -12,10 +12,6 @@ stored.  Presets: `KernelSVC` (hinge), `KernelLogisticRegression` (multinomial l
 Outputs are computed block by block, O = sum_j Z_j W_j, over chunks of rows, so prediction
 also never forms an n x s array.
 """
-import functools
-import inspect
-from copy import deepcopy
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import ClassifierTags, RegressorTags
@@ -29,15 +25,15 @@ from ._estimator_docs import estimator_docstring
 from ._estimator_inputs import InputChecks
 from ._linalg import kernel_matvec
 from ._outputs import CachedOutputs, outputs
+from ._problem import ProblemParameters, with_C
 from ._machine import available_memory_bytes
 from ._solvers import one_solve, regularizer_for_map, resolve_solver
-from ._validation import check_positive, take_rows
+from ._validation import take_rows
 from .admm import BlockADMM
 from .admm.pcg import PCG
 from .admm.settings import DEFAULTS, EngineSettings
-from .prox import get_loss, get_regularizer
+from .prox import get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
-from .sketch import FeatureMap, default_layout_blocks
 
 _KERNELS = kernels_module.KERNELS
 #: the kernel names `KernelMachine(kernel=...)` accepts
@@ -48,7 +44,7 @@ KERNEL_NAMES = tuple(_KERNELS)
 VALIDATION_CACHE_BYTES = 2**30
 
 
-class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
+class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, BaseEstimator):
     __doc__ = estimator_docstring(
         "KernelMachine", """A kernel machine trained by BlockADMM on random features.
 
@@ -140,71 +136,6 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
         """`comm` wrapped for the collectives (the serial null communicator for None):
         every statistic of the estimator goes through it, serial or not."""
         return Distributed(self.comm)
-
-    def _loss_object(self):
-        loss = get_loss(self._default_loss if self.loss is None else self.loss)
-        if self.classification is not None:
-            loss = loss.with_classification(self.classification)
-        if self._classifier is not None and loss.classification != self._classifier:
-            name = type(self).__name__
-            if self._classifier:
-                raise ValueError(f"{name} is a classifier, but the {loss.name} loss with "
-                                 f"classification={loss.classification} fits real targets; "
-                                 f"use KernelRidge, KernelLADRegression or KernelMachine")
-            raise ValueError(f"{name} is a regressor, but the {loss.name} loss with "
-                             f"classification={loss.classification} takes class labels; "
-                             f"use KernelMachine(loss={loss.name!r}, classification=True)")
-        return loss
-
-    def _kernel_object(self, X, dist=None):
-        if not isinstance(self.kernel, str):
-            if not isinstance(self.kernel, kernels_module.Kernel):
-                raise ValueError(f"kernel must be a name or a skylite.kernels object, "
-                                 f"got {self.kernel!r}")
-            return self.kernel
-        name = self.kernel.lower()
-        if name not in _KERNELS:
-            raise ValueError(f"unknown kernel {self.kernel!r}; use one of {sorted(_KERNELS)}")
-        cls, names = _KERNELS[name]
-        params = {p: getattr(self, p) for p in names if getattr(self, p) is not None}
-        if "sigma" in names:
-            if self.sigma is not None and self.gamma is not None:
-                raise ValueError("give sigma or gamma, not both")
-            if "scale" in (self.sigma, self.gamma) or (self.sigma is None
-                                                       and self.gamma is None):
-                # scikit-learn's gamma="scale", 1 / (d Var X), as a bandwidth
-                params["sigma"] = stats.scale_sigma(
-                    X, self._distributed() if dist is None else dist)
-            elif self.gamma is not None:
-                gamma = check_positive(self.gamma, "gamma")
-                # scikit-learn: rbf exp(-gamma ||x - y||^2), laplacian exp(-gamma ||x - y||_1)
-                params["sigma"] = (1.0 / gamma if cls is kernels_module.Laplacian
-                                   else 1.0 / np.sqrt(2.0 * gamma))
-        elif params.get("gamma") == "scale":          # polynomial: gamma x.y, 1 / (d Var X)
-            sigma = stats.scale_sigma(X, self._distributed() if dist is None else dist)
-            params["gamma"] = 1.0 / (2.0 * sigma * sigma)
-        return cls(**params)
-
-    def _make_feature_map(self, X, dist):
-        """(the fitted feature map, the kernel it approximates or None for a user's map)."""
-        if self.feature_map is not None:
-            if not isinstance(self.feature_map, FeatureMap):
-                raise ValueError(f"feature_map must be a skylite.sketch map, "
-                                 f"got {self.feature_map!r}")
-            return deepcopy(self.feature_map).fit_distributed(X, dist, checked=True), None
-        kernel = self._kernel_object(X, dist)
-        check_positive(self.n_features, "n_features", integer=True)
-        n_blocks = self.n_blocks
-        if n_blocks is None:     # from the problem alone: the same model on every machine
-            identity = (isinstance(kernel, kernels_module.Linear)      # s = d, not chosen
-                        and self.method in (None, "identity"))
-            n_blocks = default_layout_blocks(X.shape[1] if identity else self.n_features,
-                                             max(dist.allgather(X.shape[0])),
-                                             method=self.method, identity=identity)
-        fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
-                                  random_state=self.random_state, method=self.method,
-                                  landmarks=self.landmarks)
-        return fmap.fit_distributed(X, dist, checked=True), kernel
 
     def _code_targets(self, y, loss, classes=None):
         """Y (n x m float64) from validated targets: class labels coded for the loss (and
@@ -370,22 +301,6 @@ class KernelMachine(InputChecks, EarlyStoppingParameters, BaseEstimator):
         self.regularizer_ = regularizer
         return self
 
-    def _resolved_alpha(self, dist, n_rows):
-        """The alpha of the problem fitted: `alpha`, or for a classifier given `C`,
-        alpha = 1 / (n C) with n the rows the loss averages over (this fit's rows, every
-        rank's), so that the same C is the same model strength at any number of rows, as
-        in scikit-learn's SVC and LIBSVM."""
-        if not hasattr(self, "C"):                        # regressors and KernelMachine
-            return EngineSettings.check("alpha", self.alpha)
-        if self.alpha is not None:
-            if self.C != 1.0:
-                raise ValueError(f"give C or alpha, not both (C={self.C!r}, "
-                                 f"alpha={self.alpha!r}; C = 1 / (n alpha))")
-            return EngineSettings.check("alpha", self.alpha)
-        C = check_positive(self.C, "C")
-        n = int(dist.sum_to_all(np.array([n_rows], dtype=np.float64))[0])
-        return 1.0 / (n * C)
-
     def _engine_settings(self, **overrides):
         """The EngineSettings of this estimator: its parameters named like an engine option
         (alpha, rho, max_iter, ...), with `overrides`; checks them (ValueError)."""
@@ -542,32 +457,11 @@ def _target_columns(y):
     return np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64)
 
 
-def _with_C(init):
-    """KernelMachine.__init__ with scikit-learn's C beside alpha, for the classifiers:
-    ``C=1.0`` (as SVC) and ``alpha=None`` (alpha, when given, replaces C).  scikit-learn
-    reads an estimator's parameters from the signature of its __init__ (get_params,
-    clone), so the wrapper declares the whole signature, with C placed before alpha."""
-    signature = inspect.signature(init)
-    parameters = []
-    for parameter in signature.parameters.values():
-        if parameter.name == "alpha":
-            parameters.append(inspect.Parameter("C", parameter.KEYWORD_ONLY, default=1.0))
-            parameter = parameter.replace(default=None)
-        parameters.append(parameter)
-
-    @functools.wraps(init)
-    def __init__(self, *args, C=1.0, alpha=None, **kwargs):
-        init(self, *args, alpha=alpha, **kwargs)
-        self.C = C
-    __init__.__signature__ = signature.replace(parameters=parameters)
-    return __init__
-
-
 class _KernelClassifier(ClassifierMixin, KernelMachine):
     """A kernel machine whose loss must take class labels (scikit-learn's classifier), with
     scikit-learn's C."""
     _classifier = True
-    __init__ = _with_C(KernelMachine.__init__)
+    __init__ = with_C(KernelMachine.__init__)
     score = KernelMachine.score          # global under `comm` (the mixin's is local)
 
 

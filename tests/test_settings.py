@@ -7,7 +7,8 @@ import pytest
 from skylite import KernelMachine
 from skylite.admm import BlockADMM
 from skylite.admm.settings import DEFAULTS, EngineSettings
-from skylite.cli import _LATER, PARAMETERS, build_parser
+from skylite._flags import PARAMETERS
+from skylite.cli import _LATER, build_parser
 from skylite.prox import get_loss, get_regularizer
 from skylite.sketch import GaussianRFF
 
