@@ -258,3 +258,31 @@ def test_a_path_of_alphas_on_one_setup_reaches_each_independent_optimum(
     assert cold[0].n_iter == path[0].n_iter
     with pytest.raises(ValueError, match="alphas must be"):
         engine.fit_path(X, Y, [])
+
+
+@pytest.mark.parametrize("budget", [None, 0])
+def test_solves_on_some_row_blocks_reach_the_fit_on_those_rows(ridge, budget):
+    """Row blocks set up once serve solves on subsets of them (cross-validation folds set up
+    as row blocks): each reaches the optimum of a fit on those rows alone."""
+    from skylite.admm import BlockADMM
+    from skylite.prox import get_loss, get_regularizer
+    from skylite.prox.coding import code_labels
+    X, y = ridge
+    loss = get_loss("logistic")
+    Y, _ = code_labels(y.astype(int), loss)
+    fmap = GaussianRFF(128, sigma=0.6, n_blocks=4, random_state=0).fit(X)
+    kw = dict(tol=1e-6, max_iter=2000, n_row_blocks=3, memory_budget=budget, sweep="columns")
+    engine = BlockADMM(fmap, loss, get_regularizer("l2"), 1e-3, **kw).fit(X, Y)
+    assert engine.n_row_blocks_ == 3
+    for blocks, rows in (([0, 1], slice(0, 200)), ([1, 2], slice(100, 300))):
+        engine.solve(row_blocks=blocks, alpha=2e-3)
+        Xs, Ys = X[rows], Y[rows]
+        alone = BlockADMM(fmap, loss, get_regularizer("l2"), 2e-3,
+                          **dict(kw, n_row_blocks=2)).fit(Xs, Ys)
+        Z = fmap.transform(Xs)
+        F = lambda W: loss.value(Z @ W, Ys) / len(Xs) + 2e-3 * 0.5 * np.sum(W * W)
+        assert engine.converged_ and abs(F(engine.coef_) / F(alone.coef_) - 1) < 1e-5
+    with pytest.raises(ValueError, match="row_blocks must be indices of the 3 row blocks"):
+        engine.solve(row_blocks=[3])
+    with pytest.raises(ValueError, match="solve needs the setup of a fit"):
+        BlockADMM(fmap, loss, get_regularizer("l2"), 1e-3).solve(alpha=1e-2)

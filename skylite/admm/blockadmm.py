@@ -120,13 +120,14 @@ class ADMM(Method):
             self.rows_.append(RowData(rows, Y[start:stop], columns))
         self.cache_plan = plan      # every row block gets the same share of the budget
         self.memory_estimate = self.memory_footprint_.total + plan.used * len(ranges)
+        self._set_up, self._m = list(self.rows_), Y.shape[1]
         self._new_problem()
         self._dist = dist
 
     def _new_problem(self):
         """The state, update rules and accelerator of a cold start at `settings.alpha`."""
         op, s = self.feature_map.transform_op_, self.feature_map.transform_op_.n_features
-        m, block_rows = self.rows_[0].Y.shape[1], self._plan.block_rows
+        m, block_rows = self._m, [data.Y.shape[0] for data in self.rows_]
         self.rho = self.settings.rho
         self.state_ = State(s, m, block_rows, m if self.settings.relaxation == 1.0 else 2 * m)
         self.iteration_ = Iteration(self.loss, self.regularizer, self.settings.alpha,
@@ -139,19 +140,38 @@ class ADMM(Method):
             self.accelerator_ = AndersonAcceleration(
                 self.settings.anderson_memory, whiten=lambda f: state.whiten(f, rows, nt))
 
-    def set_alpha(self, alpha):
-        """Make the set-up method solve the problem at another alpha > 0 (then
-        `Driver.rerun`): one setup, many solves.  The rows, the memory plan and the cached
-        feature blocks are kept (rescaled to the new c = 1/sqrt(alpha n)); the factors are
-        rebuilt on their first visit and the state starts cold (a warm start moves it)."""
-        alpha = EngineSettings.check("alpha", alpha)
-        if not alpha > 0 or not self.settings.alpha > 0:
-            raise ValueError("set_alpha needs alpha > 0 before and after")
+    def set_problem(self, alpha=None, row_blocks=None):
+        """Make the set-up method solve another problem on the same setup (then
+        `Driver.rerun`): one setup, many solves.  alpha: another alpha > 0 (None: the
+        same); row_blocks: the indices of this rank's set-up row blocks the solve uses, e.g.
+        a cross-validation fold's training rows (None: all of them).  The rows, the memory
+        plan and the cached feature blocks are kept, rescaled to the new c = 1/sqrt(alpha n)
+        (n: the rows of the blocks used, over every rank); the factors are rebuilt on their
+        first visit and the state starts cold (a warm start moves it).  Collective."""
+        dist = self._dist
+        alpha, blocks = dist.agree(self._checked_problem, alpha, row_blocks)
+        self.rows_ = [self._set_up[i] for i in blocks]
+        n, R = dist.sum_to_all([sum(data.Y.shape[0] for data in self.rows_), len(blocks)])
+        if n == 0:
+            raise ValueError("row_blocks selects no row on any rank")
+        self.n_rows_, self.n_row_blocks_total_ = int(n), int(R)
+        self.n_row_blocks_ = len(blocks)
         self.settings = replace(self.settings, alpha=alpha)
         self.scale_ = 1.0 / np.sqrt(alpha * self.n_rows_)
         for data in self.rows_:
             data.columns.rescale(self.scale_)
         self._new_problem()
+
+    def _checked_problem(self, alpha, row_blocks):
+        alpha = self.settings.alpha if alpha is None else EngineSettings.check("alpha", alpha)
+        if not alpha > 0:
+            raise ValueError(f"another solve on the same setup needs alpha > 0, got {alpha}")
+        count = len(self._set_up)
+        blocks = list(range(count)) if row_blocks is None else sorted(set(row_blocks))
+        if any(not isinstance(i, (int, np.integer)) or not 0 <= i < count for i in blocks):
+            raise ValueError(f"row_blocks must be indices of the {count} row blocks set up on "
+                             f"this rank, got {row_blocks!r}")
+        return alpha, blocks
 
     def header(self, dist):
         op = self.feature_map.transform_op_
@@ -439,12 +459,39 @@ class BlockADMM:
         """
         self.method_ = self.method_class(self.feature_map, self.loss, self.regularizer,
                                          self.settings, self.n_threads)
-        self.result_ = self.driver(self.method_).run(X, Y, W0, checked=checked)
+        self.driver_ = self.driver(self.method_)
+        self.result_ = self.driver_.run(X, Y, W0, checked=checked)
+        return self._fitted(self.result_)
+
+    def solve(self, *, alpha=None, row_blocks=None, W0=None):
+        """Solve again on the setup of the last `fit` (its rows, memory plan and cached
+        feature blocks), at another alpha and/or on some of the row blocks (`ADMM.set_problem`:
+        e.g. cross-validation folds set up as row blocks, `n_row_blocks`), from W0 if given.
+        Collective under a communicator; no checkpoint is written.
+
+        Parameters
+        ----------
+        alpha : float > 0 or None, default=None
+            The regularization weight (None: the last solve's).
+        row_blocks : sequence of int or None, default=None
+            This rank's set-up row blocks to use (None: all).
+        W0 : ndarray of shape (s, m) or None, default=None
+            A warm start.
+
+        Returns
+        -------
+        self : BlockADMM
+            The new solve's results as the fitted attributes.
+        """
+        if "driver_" not in self.__dict__:
+            raise ValueError("solve needs the setup of a fit: call fit first")
+        self.method_.set_problem(alpha, row_blocks)
+        self.result_ = self.driver_.rerun(W0)
         return self._fitted(self.result_)
 
     def fit_path(self, X, Y, alphas, *, warm_start=True, checked=False):
         """Solve at each alpha in turn on one setup: the rows, memory plan and cached
-        feature blocks of the first solve serve the others (`ADMM.set_alpha`), and each
+        feature blocks of the first solve serve the others (`BlockADMM.solve`), and each
         solve starts from the previous one's model (`warm_start`).  A path from strong to
         weak regularization (decreasing alpha) is the usual order.  Checkpoints apply to
         the first solve only.
@@ -472,11 +519,11 @@ class BlockADMM:
         self.method_ = self.method_class(self.feature_map, self.loss, self.regularizer,
                                          replace(self.settings, alpha=alphas[0]),
                                          self.n_threads)
-        driver = self.driver(self.method_)
-        results = [driver.run(X, Y, checked=checked)]
+        self.driver_ = self.driver(self.method_)
+        results = [self.driver_.run(X, Y, checked=checked)]
         for alpha in alphas[1:]:
-            self.method_.set_alpha(alpha)
-            results.append(driver.rerun(results[-1].coef if warm_start else None))
+            self.solve(alpha=alpha, W0=results[-1].coef if warm_start else None)
+            results.append(self.result_)
         self.result_ = results[-1]
         self._fitted(self.result_)
         return results

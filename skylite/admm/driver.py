@@ -255,7 +255,7 @@ class Driver:
 
     def rerun(self, start=None):
         """Solve again on the rows of the last `run`, after the method changed its problem
-        (`skylite.admm.blockadmm.ADMM.set_alpha`): one setup, many solves.  What the method
+        (`skylite.admm.blockadmm.ADMM.set_problem`): one setup, many solves.  What the method
         set up (features, caches, plan) is kept; the ranks agree on the settings again; no
         checkpoint is written or resumed.
 
