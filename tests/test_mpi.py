@@ -146,6 +146,17 @@ def test_a_bad_setting_on_one_rank_is_the_same_error_on_every_rank(mpiexec, name
     assert expected in messages.pop()
 
 
+def test_generated_per_rank_disagreements_end_alike_on_every_rank(mpiexec):
+    """Seeded draws of a parameter and one value per rank (good or bad, equal or not), rows
+    of another width, targets of another length: every case ends on both ranks (the launch
+    has a timeout) with the same outcome."""
+    results, _ = launch(mpiexec, "disagreements", "2026", "24")
+    for r in results.values():
+        assert r["same"], r["cases"]
+    cases = results[0]["cases"]
+    assert any(c[2] == "fitted" for c in cases) and any(c[2] != "fitted" for c in cases)
+
+
 def test_a_killed_two_rank_run_resumes_to_the_same_model(mpiexec, tmp_path):
     _, proc = launch(mpiexec, "checkpoint-die", str(tmp_path), expect_ok=False)
     assert proc.returncode != 0                                # os._exit(7) after iteration 12

@@ -239,6 +239,43 @@ def mismatch():
                                                                             y[part] * 1.0)
 
 
+def disagreements(seed, count):
+    """`count` generated per-rank disagreements (a seeded draw, the same on both ranks): for
+    each, a parameter and a value per rank drawn from its pool (good and bad values, rows of
+    other widths, targets of another length), a fit, and what each rank raised.  Every case
+    must end on every rank, with the same outcome (both fit, or both raise one error)."""
+    X, y = data(120)
+    part = my_slice(len(X))
+    pools = {"C": [1.0, 10.0, -1.0, "big"], "sigma": [0.6, 1.2, "scale", -1.0, 1e-200],
+             "n_features": [32, 48, -1, 2**40], "max_iter": [3, 4, 0, 2**64],
+             "kernel": ["gaussian", "laplacian", "nonsense"], "method": [None, "nystroem"],
+             "n_threads": [1, 2, -3], "adapt_rho": [True, False, "False"],
+             "columns": [16, 5], "targets": ["all", "short"]}
+    rng = np.random.default_rng(int(seed))
+    outcomes = []
+    for _ in range(int(count)):
+        name = str(rng.choice(sorted(pools)))
+        pool = pools[name]
+        values = [pool[i] for i in rng.choice(len(pool), size=size, replace=True)]
+        mine = values[rank]
+        params = dict(sigma=0.6, n_features=32, max_iter=3, n_threads=1, comm=comm)
+        Xr, yr = X[part], y[part]
+        if name == "columns":
+            Xr = Xr[:, :mine]
+        elif name == "targets":
+            yr = yr if mine == "all" else yr[:-1]
+        else:
+            params[name] = mine
+        try:
+            KernelSVC(**params).fit(Xr, yr)
+            outcome = "fitted"
+        except Exception as exc:         # noqa: BLE001 - compared across the ranks
+            outcome = f"{type(exc).__name__}: {exc}"
+        outcomes.append([name, repr(mine), outcome])
+    everyone = comm.allgather([o[2] for o in outcomes])
+    return {"cases": outcomes, "same": all(o == everyone[0] for o in everyone)}
+
+
 def bad_setting(name):
     """Rank 1 alone was given a bad value of one setting: the same error on every rank."""
     X, y = data(200)
