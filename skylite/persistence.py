@@ -182,7 +182,7 @@ def load(path, estimators):
         return _model(header, data[16 + length:], estimators)
     except (KeyError, TypeError, ValueError, AttributeError, UnicodeDecodeError,
             OverflowError) as exc:
-        raise ValueError(f"{path} is an invalid skylite model file: {exc}") from None
+        raise ValueError(f"{path} is a corrupted skylite model file: {exc}") from None
 
 
 def parse_header(blob, length):

@@ -94,7 +94,7 @@ json_values = st.recursive(
 def test_arbitrary_headers_are_refused(saved, header, body):
     path = saved[2] / "arbitrary.sky"
     write_model_file(path, json.dumps(header).encode(), body)
-    with pytest.raises(ValueError, match="invalid skylite model file") as info:
+    with pytest.raises(ValueError, match="corrupted skylite model file") as info:
         skylite.load(path)
     assert str(path) in str(info.value)
 
