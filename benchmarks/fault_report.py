@@ -1,7 +1,8 @@
 """Injected faults against skylite's model files: how many were tried, how many lost or
 corrupted a model.
 
-    python benchmarks/fault_report.py [--kills 40] [--race-seconds 10]
+    python benchmarks/fault_report.py [--kills 40] [--race-seconds 10] [--crafted 2000]
+                                      [--edits 2000]
 
 1. bit flips: every byte of a saved model file (pendigits, s = 32), one random bit each; a
    load must refuse the file (ValueError naming it), never return a model.
@@ -10,6 +11,18 @@ corrupted a model.
    the two models.
 3. a reader racing a writer: loads in a loop for --race-seconds while another process
    re-saves; every load must return one of the two models.
+5. crafted headers, each written with a valid checksum: --crafted random JSON values
+   (nesting, huge and non-finite numbers, wrong types) and headers nested 33 to 10^6 levels
+   deep; a load must raise ValueError naming the file, never another exception.
+6. edited headers with the checksum recomputed: one field of a saved model's header (each
+   kind of model file: random features, Nystroem, exact kernel over dense and sparse rows)
+   replaced by a wrong type, a huge, non-finite or nearby number, --edits in all; a load
+   must raise ValueError naming the file or give the model's outputs unchanged.
+7. saves to paths that cannot be written (empty, folders, a missing folder, below a
+   file): each must raise an error naming the path given, not the temporary file, and
+   leave no file behind.
+8. kill -9 while a save is writing, then a save to the same file: no temporary file may
+   remain.
 
 4. the cost of refusing malformed sparse input: the structure check of a CSR matrix
    (indptr monotone and consistent, every index in range; O(nnz)) against one transform of
@@ -18,6 +31,9 @@ corrupted a model.
 Needs only the package (pendigits ships with it).
 """
 import argparse
+import json
+import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,12 +42,18 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 import skylite
-from skylite import KernelSVC
+from skylite import KernelRidge, KernelSVC
 from skylite.datasets import load_pendigits
 
-RESAVE = Path(__file__).resolve().parents[1] / "tests" / "faults" / "resave_forever.py"
+FAULTS = Path(__file__).resolve().parents[1] / "tests" / "faults"
+RESAVE = FAULTS / "resave_forever.py"
+HANG = FAULTS / "hang_while_saving.py"
+sys.path.insert(0, str(FAULTS))
+from crafted_files import (nested, node_paths, read_model_file, replaced,  # noqa: E402
+                           write_model_file)
 
 
 def models(folder):
@@ -104,6 +126,133 @@ def race(paths, folder, expected, seconds):
     return loads, good
 
 
+def _refused(path):
+    """True if loading `path` raises ValueError naming it; None if it loads (any other
+    exception propagates: it is a fault of the loader)."""
+    try:
+        skylite.load(path)
+    except ValueError as exc:
+        return str(path) in str(exc)
+    return None
+
+
+def random_json(rng, depth=0):
+    kind = rng.integers(9 if depth < 6 else 5)
+    if kind == 0:
+        return None
+    if kind == 1:
+        return bool(rng.integers(2))
+    if kind == 2:
+        return int(rng.choice([0, -1, 1, 2**31, 2**63, -2**63 - 1, 2**64 + 5, 10**19]))
+    if kind == 3:
+        return float(rng.choice([0.5, -1e308, 1e308, np.nan, np.inf]))
+    if kind == 4:
+        return "".join(rng.choice(list("ab{[\"\\"), rng.integers(6)))
+    if kind in (5, 6):
+        return [random_json(rng, depth + 1) for _ in range(rng.integers(4))]
+    keys = ["estimator", "params", "coef_shape", "feature_map", "classes", "dual", "x"]
+    return {str(rng.choice(keys)): random_json(rng, depth + 1) for _ in range(rng.integers(4))}
+
+
+def crafted_headers(folder, count, rng):
+    path = folder / "crafted.sky"
+    refused = 0
+    for k in range(count):
+        if k % 10 == 0:
+            blob = nested(int(rng.integers(33, 10**6)), "[{"[k % 20 // 10])
+        else:
+            blob = json.dumps(random_json(rng)).encode()
+        write_model_file(path, blob, rng.bytes(int(rng.integers(64))))
+        try:
+            refused += bool(_refused(path))
+        except Exception:                 # noqa: BLE001 - counted as a fault
+            pass
+    return count, refused
+
+
+def _outputs(model, X):
+    return model.decision_function(X) if hasattr(model, "decision_function") \
+        else model.predict(X)
+
+
+def edited_headers(folder, count, rng):
+    X, y = load_pendigits()[:2]
+    X, y = X[:300] / 100.0, y[:300]
+    fits = [KernelSVC(sigma=0.6, n_features=64, n_blocks=2, max_iter=20).fit(X, y),
+            KernelRidge(method="nystroem", n_features=24, n_blocks=2, sigma=1.0).fit(X, y),
+            KernelRidge(sigma=1.0, solver="exact").fit(X[:40], y[:40]),
+            KernelRidge(sigma=1.0, solver="exact").fit(sp.csr_matrix(X[:40]), y[:40])]
+    files = []
+    for k, model in enumerate(fits):
+        model.save(folder / f"fit{k}.sky")
+        header, body = read_model_file(folder / f"fit{k}.sky")
+        files.append((header, body, _outputs(model, X[:50]),
+                      [p for p in node_paths(header) if p]))
+    path = folder / "edited.sky"
+    safe = 0
+    for k in range(count):
+        header, body, expected, paths = files[k % len(files)]
+        where = paths[rng.integers(len(paths))]
+        node = header
+        for key in where:
+            node = node[key]
+        if isinstance(node, int) and not isinstance(node, bool) and rng.random() < 0.5:
+            value = node + int(rng.choice([-2, -1, 1, 2]))
+        else:
+            value = random_json(rng, depth=5)
+        write_model_file(path, replaced(header, where, value), body)
+        try:
+            refused = _refused(path)
+            if refused is None:           # loaded: safe if it predicts as saved
+                got = _outputs(skylite.load(path), X[:50])
+                safe += bool(np.allclose(got, expected, rtol=1e-4,
+                                         atol=1e-4 * np.abs(expected).max()))
+            else:
+                safe += refused
+        except Exception:                 # noqa: BLE001 - counted as a fault
+            pass
+    return count, safe
+
+
+def bad_paths(small, folder):
+    model = skylite.load(small)
+    work = folder / "work"
+    (work / "sub").mkdir(parents=True)
+    (work / "plain").write_text("x")
+    before = os.getcwd()
+    os.chdir(work)
+    try:
+        cases = ["", "sub/", "sub", ".", str(work), "missing/m.sky", "plain/m.sky"]
+        safe = 0
+        for path in cases:
+            try:
+                model.save(path)
+            except (OSError, ValueError) as exc:
+                named = path in str(exc) and ".tmp" not in str(exc)
+                safe += named if path else "empty path" in str(exc)
+        untouched = (sorted(os.listdir(work)) == ["plain", "sub"] and not os.listdir("sub")
+                     and not list(folder.glob(".*.tmp")))     # "" would write beside work
+    finally:
+        os.chdir(before)
+    return len(cases), safe if untouched else 0
+
+
+def kills_then_save(paths, folder, count):
+    dest = folder / "killed.sky"
+    model = skylite.load(paths[0])
+    clean = 0
+    for _ in range(count):
+        proc = subprocess.Popen([sys.executable, str(HANG), str(paths[0]), str(dest)],
+                                stdout=subprocess.PIPE, text=True)
+        proc.stdout.readline()               # its temporary file is written
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        left = list(folder.glob(".killed.sky.*.tmp"))
+        model.save(dest)
+        clean += bool(left) and not list(folder.glob(".killed.sky.*.tmp"))
+    return count, clean
+
+
 def csr_check_cost():
     """(milliseconds of the CSR structure check, of a transform at s = 1024, nnz) on random
     sparse rows of Reuters' shape and density (7,770 x 8,315, 0.5%)."""
@@ -125,6 +274,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kills", type=int, default=40)
     parser.add_argument("--race-seconds", type=float, default=10.0)
+    parser.add_argument("--crafted", type=int, default=2000)
+    parser.add_argument("--edits", type=int, default=2000)
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     rng = np.random.default_rng(0)
@@ -137,7 +288,17 @@ def main():
                 ("kill -9 while re-saving", *kills(paths, folder, expected, args.kills, rng),
                  "file is the old or the new model"),
                 ("loads racing a writer", *race(paths, folder, expected, args.race_seconds),
-                 "load returned the old or the new model")]
+                 "load returned the old or the new model"),
+                ("crafted headers (random JSON, deep nesting), valid checksum",
+                 *crafted_headers(folder, args.crafted, rng), "ValueError naming the file"),
+                ("one header field edited, checksum recomputed",
+                 *edited_headers(folder, args.edits, rng),
+                 "ValueError naming the file, or the same outputs"),
+                ("saves to paths that cannot be written", *bad_paths(small, folder),
+                 "error names the path given; nothing left behind"),
+                ("kill -9 while a save writes, then a save",
+                 *kills_then_save(paths, folder, max(args.kills // 4, 1)),
+                 "the next save removed the temporary file")]
     print("| fault | tried | safe | safe means | lost or corrupted |")
     print("|---|---|---|---|---|")
     for fault, tried, safe, meaning in rows:

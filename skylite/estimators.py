@@ -305,6 +305,8 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Bas
         """The EngineSettings of this estimator: its parameters named like an engine option
         (alpha, rho, max_iter, ...), with `overrides`; checks them (ValueError)."""
         params = self.get_params(deep=False)
+        if params.get("alpha") is None:      # a classifier given C: alpha_ is set at fit
+            params["alpha"] = getattr(self, "alpha_", DEFAULTS.alpha)
         return EngineSettings(**{name: overrides.get(name, params[name])
                                  for name in EngineSettings.names() if name in params})
 

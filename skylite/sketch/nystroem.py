@@ -23,7 +23,6 @@ KMEANS_POOL * s rows (Zhang & Kwok 2008).  Under MPI the rows are drawn by globa
 the seed and gathered once; the root computes the landmarks and broadcasts them, so every rank
 holds the same map.  The landmarks are part of the model (`fitted_arrays`, saved with it).
 """
-import hashlib
 
 import numpy as np
 import scipy.linalg
@@ -276,16 +275,6 @@ class Nystroem(FeatureMap):
         return G
 
     # ---- serialization: the landmarks and whitening travel as arrays ----
-
-    def to_dict(self):
-        """The fitted map's description: type, parameters, seed, d, and a SHA-256 of its
-        landmarks and whitening (the arrays themselves: `fitted_arrays`)."""
-        state = super().to_dict()
-        digest = hashlib.sha256()
-        for array in (self.landmarks_, self.whitening_):
-            digest.update(np.ascontiguousarray(array, dtype="<f8").tobytes())
-        state["arrays_sha256"] = digest.hexdigest()
-        return state
 
     def _restore(self, d, seed, arrays):
         """Rebuild from `to_dict` fields and `fitted_arrays()` (the whitening is recomputed
