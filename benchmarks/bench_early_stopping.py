@@ -1,16 +1,40 @@
-"""What the default early_stopping="auto" changes on full MNIST: iterations, fit seconds, accuracy.
+"""What early stopping costs: iterations, fit seconds and accuracy against the run to tol.
 
-    python benchmarks/bench_early_stopping.py [--rows 60000] [--models default s8192 s8192-C10]
+    python benchmarks/bench_early_stopping.py [--data pendigits mnist-sample mnist20k]
+    python benchmarks/bench_early_stopping.py --select [--data ...]
+    python benchmarks/bench_early_stopping.py --full-mnist [--rows 60000]
 
-MNIST's training rows (pixels in [0, 1]) and its 10,000 test rows.  Each model is fitted
-twice with the same settings: `early_stopping=False` (before "auto" became the default: run
-to tol = 1e-3 on all the rows) and the default "auto" (above 10,000 rows: a seeded
-stratified 10% of the training rows held out, stop after 10 iterations without a better
-validation accuracy, keep the best W).  The models, fixed a priori: "default" is
-`KernelSVC()` as it comes (s = 2048, sigma from the data, alpha = 1e-4); "s8192" adds
-sigma = 6, s = 8192 and float32 blocks, the settings of the other MNIST benchmarks; "s8192-C10"
-also sets alpha = 1 / (n C) with C = 10, the other benchmarks' regularization.  The test rows
-are scored once per model, after its fit.  Each fit runs in a fresh process.
+The data sets, each with its settings fixed a priori:
+
+- "pendigits": the quick start's `KernelSVC(sigma=0.6, n_features=2048, alpha=1e-5,
+  early_stopping=True)` on the shipped pendigits (pixels / 100), its 3,498 test rows.
+- "mnist-sample": tests/data/mnist_sample.npz, rows 0-1999 to fit and rows 2000-2999 as an
+  explicit validation set (`fit(X, y, X_val=, y_val=)`), `KernelSVC(sigma=6,
+  n_features=2048)` with C = 10 (alpha = 1 / (n C)); MNIST's 10,000 test rows.
+- "mnist20k": MNIST's first 20,000 training rows, `KernelSVC(sigma=6, n_features=4096,
+  precision="float32")` with C = 10 and the default early_stopping="auto"; the 10,000 test
+  rows.
+
+C = 10 sets alpha = 1 / (n C) with n the rows the model is fitted on (the held-out rows
+excluded).  The default table fits each data set three times, each fit in a fresh process:
+the early stopping of this version, the rule it replaced ("old": 10% of the rows held out,
+the best validation value from the first iteration on, the first of equal values, 10
+iterations of patience), and `early_stopping=False` (run to tol = 1e-3 on all the rows).
+The test rows are scored once per fit, after it.
+
+`--select` is how the rule's settings were chosen, without test rows: one run to tol per
+data set with the validation rows scored every iteration (`n_iter_no_change=None`), every
+iterate scored on selection rows the fit never sees (pendigits: a stratified 20% of its
+training rows, the fit on the rest; MNIST: training rows 20,000-29,999), and each contender
+rule replayed on that run: from which relative residual it monitors, and the share of the
+rows held out.  It prints the kept and last iteration, the share of the run-to-tol time,
+the selection accuracy of the kept iterate against that of the last iterate and of a run
+to tol on all the rows, and the share of selection rows the kept iterate classifies
+otherwise than the last iterate.
+
+`--full-mnist` is the earlier table: the default "auto" against early_stopping=False on full
+MNIST with three models (`KernelSVC()`, sigma = 6 and s = 8192 in float32, and the same
+with C = 10).
 """
 import argparse
 import json
@@ -20,10 +44,113 @@ import sys
 import tempfile
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist.npz"
+ROOT = Path(__file__).resolve().parents[1]
+MNIST = ROOT.parent / "shared" / "data" / "mnist.npz"
+SAMPLE = ROOT / "tests" / "data" / "mnist_sample.npz"
 # the children run outside the checkout: `python -c` there would import its source tree
 OUTSIDE = tempfile.gettempdir()
-FIT = """
+
+# the child's data sets: (X, y, X_val or None, y_val, X_test, y_test, params), and
+# `alpha_for`: alpha = 1 / (n C) on the rows a model is fitted on
+COMMON = """
+import json, sys, time, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+from skylite import KernelSVC
+from skylite.datasets import load_pendigits
+from skylite._early_stopping import holdout_rows
+
+def dataset(name, mnist, sample):
+    if name == "pendigits":
+        X, y, Xt, yt = load_pendigits()
+        return (X / 100.0, y, None, None, Xt / 100.0, yt,
+                dict(sigma=0.6, n_features=2048, alpha=1e-5))
+    z = np.load(mnist)
+    Xt, yt = z["X_test"].astype(np.float64), z["y_test"]
+    if name == "mnist-sample":
+        with np.load(sample) as s:
+            X, y = (s["pixels"].astype(np.float32) / np.float32(255)).astype(np.float64), s["labels"]
+        return (X[:2000], y[:2000], X[2000:], y[2000:], Xt, yt,
+                dict(sigma=6.0, n_features=2048, C=10.0))
+    return (z["X_train"][:20000].astype(np.float64), z["y_train"][:20000], None, None, Xt, yt,
+            dict(sigma=6.0, n_features=4096, precision="float32", C=10.0))
+
+def fitted_rows(X, y, params, early_params):
+    probe = KernelSVC(n_features=8, max_iter=1, **early_params).fit(X, y)
+    held = probe.validation_indices_
+    return len(y) - (0 if held is None else len(held))
+
+def with_alpha(X, y, params, early_params):
+    params = dict(params)
+    if "C" in params:
+        params["alpha"] = 1.0 / (fitted_rows(X, y, params, early_params) * params.pop("C"))
+    return params
+"""
+
+FIT = COMMON + """
+name, rule = sys.argv[1], sys.argv[2]
+X, y, X_val, y_val, X_test, y_test, params = dataset(name, sys.argv[3], sys.argv[4])
+early = {"default": dict(early_stopping=True if name == "pendigits" else "auto"),
+         "old": dict(early_stopping=X_val is None, validation_fraction=0.1,
+                     n_iter_no_change=None),
+         "to tol": dict(early_stopping=False, n_iter_no_change=None)}[rule]
+params = with_alpha(X, y, params, early)
+old = dict(best=-np.inf, W=None, at=0)
+
+def old_rule(iteration, record, W):
+    if record["validation"] > old["best"]:
+        old.update(best=record["validation"], W=W.copy(), at=iteration)
+    return iteration - old["at"] >= 10
+
+kw = dict(callback=old_rule) if rule == "old" else {}
+model = KernelSVC(**params, **early, **kw)
+start = time.perf_counter()
+model.fit(X, y, **({} if X_val is None or rule == "to tol" else dict(X_val=X_val, y_val=y_val)))
+seconds = time.perf_counter() - start
+kept = model.best_iteration_
+if rule == "old":
+    model.coef_, kept = old["W"], old["at"]
+print(json.dumps(dict(seconds=seconds, accuracy=model.score(X_test, y_test),
+                      n_iter=model.n_iter_, kept=kept,
+                      held=0 if model.validation_indices_ is None
+                      else len(model.validation_indices_))))
+"""
+
+RECORD = COMMON + """
+name, fraction = sys.argv[1], json.loads(sys.argv[5])
+X, y, X_val, y_val, X_test, y_test, params = dataset(name, sys.argv[3], sys.argv[4])
+del X_test, y_test                               # never read: selection rows only
+z = np.load(sys.argv[3])
+if name == "pendigits":
+    fit, sel = holdout_rows(y, 0.2, np.random.default_rng(123))
+    X, y, X_sel, y_sel = X[fit], y[fit], X[sel], y[sel]
+else:
+    X_sel, y_sel = z["X_train"][20000:30000].astype(np.float64), z["y_train"][20000:30000]
+if fraction is None:                              # the run to tol on all the rows
+    early = dict(early_stopping=False, n_iter_no_change=None)
+elif X_val is not None:
+    early = dict(early_stopping="auto", n_iter_no_change=None)
+else:
+    early = dict(early_stopping=True, validation_fraction=fraction, n_iter_no_change=None)
+params = with_alpha(X, y, params, early)
+iterates = {}
+model = KernelSVC(**params, **early,
+                  callback=lambda iteration, record, W: iterates.__setitem__(iteration, W.copy()))
+start = time.perf_counter()
+model.fit(X, y, **({} if X_val is None or fraction is None else dict(X_val=X_val, y_val=y_val)))
+seconds = time.perf_counter() - start
+Z = model.feature_map_.transform(X_sel)
+predictions = np.array([model.classes_[np.argmax(Z @ iterates[i], axis=1)]
+                        for i in sorted(iterates)])
+h = model.history_
+print(json.dumps(dict(seconds=seconds, elapsed=[r["elapsed"] for r in h],
+                      ratio=[r["residual_ratio"] for r in h],
+                      validation=[r.get("validation") for r in h],
+                      accuracy=(predictions == y_sel).mean(axis=1).tolist(),
+                      changed=(predictions != predictions[-1]).mean(axis=1).tolist())))
+"""
+
+FULL_MNIST = """
 import json, sys, time, warnings
 import numpy as np
 warnings.simplefilter("ignore")
@@ -43,7 +170,6 @@ print(json.dumps(dict(seconds=seconds, accuracy=accuracy, n_iter=model.n_iter_,
                       converged=model.converged_)))
 """
 
-
 MODELS = {
     "default": ("KernelSVC()", {}),
     "s8192": ("KernelSVC(sigma=6, n_features=8192, float32)",
@@ -51,31 +177,86 @@ MODELS = {
     "s8192-C10": ("the same with C = 10 (alpha = 1 / (10 n))",
                   dict(sigma=6.0, n_features=8192, precision="float32", C=10.0)),
 }
+DATASETS = ("pendigits", "mnist-sample", "mnist20k")
+# --select: (name, relative residual from which the rule monitors, share held out)
+CONTENDERS = [("old: from iteration 1, first best", None, 0.1)] + [
+    (f"from relative residual {gate:g}, latest best", gate, 0.1) for gate in (0.05, 0.03, 0.02)
+] + [("from relative residual 0.03, latest best", 0.03, "500 rows")]
 
 
-def fit(rows, params, early):
-    run = subprocess.run([sys.executable, "-c", FIT, str(DATA), str(rows), json.dumps(params),
-                          json.dumps(early)], capture_output=True, text=True, check=True,
-                         cwd=OUTSIDE)
+def child(code, *args):
+    run = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
+                         text=True, check=True, cwd=OUTSIDE)
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", type=int, default=60000)
-    parser.add_argument("--models", nargs="+", choices=tuple(MODELS), default=list(MODELS))
-    args = parser.parse_args()
-    if not DATA.exists():
-        sys.exit(f"bench_early_stopping needs {DATA}")
-    print(f"bench_early_stopping on {os.cpu_count()} cores: MNIST {args.rows} training rows, "
-          f"10,000 test rows\n")
+def replay(run, gate, patience=10):
+    """(kept, last) iteration of a rule replayed on a recorded run: monitored from the first
+    iteration with residual_ratio * tol <= gate (None: from the first), the best validation
+    value kept (the first of equal values when gate is None, else the latest), stopped after
+    `patience` iterations without a strictly better one."""
+    best, kept, improved = -float("inf"), None, None
+    for i, (value, ratio) in enumerate(zip(run["validation"], run["ratio"]), start=1):
+        if kept is None and gate is not None and ratio * 1e-3 > gate:
+            continue
+        if value > best:
+            best, kept, improved = value, i, i
+        elif value == best and gate is not None:
+            kept = i
+        if i - improved >= patience:
+            return kept, i
+    return kept or len(run["ratio"]), len(run["ratio"])
+
+
+def select(datasets):
+    print("| data | rule | held out | kept / last (of the run) | time / to tol | selection "
+          "accuracy kept | last | to tol, all rows | rows classified otherwise |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in datasets:
+        tol = child(RECORD, name, "select", MNIST, SAMPLE, "null")
+        runs = {}
+        for rule, gate, held in CONTENDERS:
+            if name == "mnist-sample" and held != 0.1:
+                continue                           # an explicit validation set: no split
+            fraction = 0.1 if held == 0.1 else "auto"
+            if fraction not in runs:
+                runs[fraction] = child(RECORD, name, "select", MNIST, SAMPLE,
+                                       json.dumps(fraction))
+            run = runs[fraction]
+            kept, last = replay(run, gate)
+            setup = run["seconds"] - run["elapsed"][-1]
+            print(f"| {name} | {rule} | {'X_val' if name == 'mnist-sample' else held} | "
+                  f"{kept} / {last} ({len(run['ratio'])}) | "
+                  f"{(setup + run['elapsed'][last - 1]) / tol['seconds']:.2f} | "
+                  f"{100 * run['accuracy'][kept - 1]:.2f}% | {100 * run['accuracy'][-1]:.2f}% | "
+                  f"{100 * tol['accuracy'][-1]:.2f}% | {100 * run['changed'][kept - 1]:.2f}% |",
+                  flush=True)
+
+
+def table(datasets):
+    print("| data | rule | held out | iterations kept / run | fit s | test accuracy | "
+          "to tol: test accuracy | to tol: fit s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name in datasets:
+        tol = child(FIT, name, "to tol", MNIST, SAMPLE)
+        for rule in ("default", "old"):
+            r = child(FIT, name, rule, MNIST, SAMPLE)
+            held = "X_val" if name == "mnist-sample" else r["held"]
+            print(f"| {name} | {rule} | {held} | {r['kept']} / {r['n_iter']} | "
+                  f"{r['seconds']:.1f} ({r['seconds'] / tol['seconds']:.2f}x) | "
+                  f"{100 * r['accuracy']:.2f}% ({100 * (r['accuracy'] - tol['accuracy']):+.2f}) | "
+                  f"{100 * tol['accuracy']:.2f}% | {tol['seconds']:.1f} |", flush=True)
+
+
+def full_mnist(rows, models):
     print("| model | early_stopping | iterations (best) | fit s | test accuracy |")
     print("|---|---|---|---|---|")
-    for model in args.models:
+    for model in models:
         name, params = MODELS[model]
         runs = {}
         for early in (False, "auto"):
-            r = runs[early] = fit(args.rows, params, early)
+            r = runs[early] = child(FULL_MNIST, MNIST, rows, json.dumps(params),
+                                    json.dumps(early))
             how = (f"auto (resolved: {'on' if r['resolved'] else 'off'})" if early == "auto"
                    else "False")
             ended = "" if r["converged"] or r["resolved"] else ", max_iter"
@@ -85,6 +266,28 @@ def main():
         print(f"| {name} | auto / False | | {ratio:.2f}x | "
               f"{100 * (runs['auto']['accuracy'] - runs[False]['accuracy']):+.2f} points |",
               flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", nargs="+", choices=DATASETS, default=list(DATASETS))
+    parser.add_argument("--select", action="store_true",
+                        help="replay the contender rules on selection rows (no test rows)")
+    parser.add_argument("--full-mnist", action="store_true",
+                        help="the default against early_stopping=False on full MNIST")
+    parser.add_argument("--rows", type=int, default=60000, help="with --full-mnist")
+    parser.add_argument("--models", nargs="+", choices=tuple(MODELS), default=list(MODELS),
+                        help="with --full-mnist")
+    args = parser.parse_args()
+    if not MNIST.exists():
+        sys.exit(f"bench_early_stopping needs {MNIST}")
+    print(f"bench_early_stopping on {os.cpu_count()} cores\n")
+    if args.full_mnist:
+        full_mnist(args.rows, args.models)
+    elif args.select:
+        select(args.data)
+    else:
+        table(args.data)
 
 
 if __name__ == "__main__":

@@ -96,7 +96,7 @@ def _how_it_ended(model, args):
         return f"{model.solver_} solve (--solver {model.solver_})"
     status = ("converged" if model.converged_ else
               f"early stop, best validation at iteration {model.best_iteration_}"
-              if model.best_iteration_ < model.n_iter_ else f"stopped at --iters {args.iters}")
+              if model.n_iter_ < args.iters else f"stopped at --iters {args.iters}")
     if model.solver_ == "pcg":
         return f"{model.n_iter_} pcg iterations ({status})"
     return (f"{model.n_iter_} iterations ({status}), objective "

@@ -1,8 +1,9 @@
 """Early stopping of the iterative solvers on held-out rows.
 
 `holdout_rows` splits a rank's training rows into fit and validation rows (stratified by
-class); `EarlyStopping` is the driver callback that keeps the model of the best validation
-value and stops after `patience` iterations without a better one.  The validation values
+class); `EarlyStopping` is the driver callback that, once the solver's residuals are near
+their tolerance, keeps the model of the best validation value and stops after `patience`
+iterations without a better one.  The validation values
 are global under MPI (the driver reduces them), so every rank takes the same decision.
 """
 import numbers
@@ -13,14 +14,27 @@ from . import _global_stats as stats
 from ._solvers import is_ridge
 from ._validation import check_positive, resolve_seed
 
-__all__ = ["SCORINGS", "AUTO_EARLY_STOPPING_ROWS", "holdout_rows", "EarlyStopping",
+__all__ = ["SCORINGS", "AUTO_EARLY_STOPPING_ROWS", "AUTO_VALIDATION_FRACTION",
+           "AUTO_VALIDATION_ROWS", "MONITOR_RELATIVE_RESIDUAL", "holdout_rows", "EarlyStopping",
            "EarlyStoppingParameters"]
 
 # early_stopping="auto" holds out validation rows above this many training rows (as
-# scikit-learn's HistGradientBoosting does): on MNIST's 60,000 rows it stops a kernel SVM
-# at a tenth of the iterations that run to tol, at the same test accuracy
-# (docs/choosing_parameters.md).
+# scikit-learn's HistGradientBoosting does); what it costs is measured in
+# docs/choosing_parameters.md.
 AUTO_EARLY_STOPPING_ROWS = 10_000
+
+# validation_fraction="auto" holds out this share of the training rows, at most
+# AUTO_VALIDATION_ROWS of them (all ranks'): every held-out row is a row the model does not
+# learn from, and on MNIST 20k holding out 10% (2,000 rows) cost 0.2 points where 500 rows
+# cost 0.03 (measured on other training rows; benchmarks/bench_early_stopping.py).
+AUTO_VALIDATION_FRACTION = 0.1
+AUTO_VALIDATION_ROWS = 500
+
+# Early stopping monitors the validation rows once the solver's residuals relative to the
+# size of its iterates are below this (30 times the default tol = 1e-3), chosen on
+# validation splits of training rows (benchmarks/bench_early_stopping.py --select): on MNIST
+# 20k it is reached at about a third of the iterations to tol.
+MONITOR_RELATIVE_RESIDUAL = 0.03
 
 #: what early stopping monitors on the validation rows (`scoring`)
 SCORINGS = ("loss", "score")
@@ -43,28 +57,44 @@ def holdout_rows(groups, fraction, rng):
 
 
 class EarlyStopping:
-    """An engine callback: remembers the W of the best validation value (the lowest
-    "validation_loss" for scoring="loss", the highest "validation" score for "score") and
-    stops the run after `patience` iterations without a better one (then calls the user's
-    callback, if any).  The values are global under MPI, so every rank takes the same
-    decision."""
+    """An engine callback: the early-stopping rule (docs/choosing_parameters.md, "Solver
+    controls").
 
-    def __init__(self, patience, scoring="score", callback=None):
+    The first iterations are not monitored: while the solver's relative residuals are above
+    `MONITOR_RELATIVE_RESIDUAL` (the record's "residual_ratio", the residuals over their
+    tolerance, times `tol`, above it) the iterates still move a lot and a validation value of a few hundred rows says
+    little about where they go.  From the first iteration under that ratio on, it keeps
+    the W of the best validation value (the highest "validation" score for
+    scoring="score", the lowest "validation_loss" for "loss"), the latest W of equal
+    values, which is nearer the optimum; and it stops the run after `patience`
+    iterations without a strictly better value.  The user's callback, if any, is called
+    first and may stop the run too.  The values are global under MPI, so every rank
+    takes the same decision."""
+
+    def __init__(self, patience, tol, scoring="score", callback=None):
         self.patience = patience
+        self.tol = tol
         self.key, self.sign = (("validation_loss", -1.0) if scoring == "loss"
                                else ("validation", 1.0))
         self.callback = callback
         self.best_score = -np.inf
         self.best_W = None
         self.best_iteration = 0
+        self.improved_at = 0
+        self.monitored_from = None
 
     def __call__(self, iteration, record, W):
         stop = bool(self.callback(iteration, record, W)) if self.callback else False
+        if self.monitored_from is None:
+            if record.get("residual_ratio", 0.0) * self.tol > MONITOR_RELATIVE_RESIDUAL:
+                return stop
+            self.monitored_from = iteration
         value = self.sign * record[self.key]
-        if value > self.best_score:
-            self.best_score, self.best_W = value, W.copy()
-            self.best_iteration = iteration
-        return stop or iteration - self.best_iteration >= self.patience
+        if value >= self.best_score:
+            if value > self.best_score:
+                self.best_score, self.improved_at = value, iteration
+            self.best_W, self.best_iteration = W.copy(), iteration
+        return stop or iteration - self.improved_at >= self.patience
 
 
 class EarlyStoppingParameters:
@@ -79,10 +109,11 @@ class EarlyStoppingParameters:
             raise ValueError(f"early_stopping must be 'auto', True or False, got "
                              f"{self.early_stopping!r}")
         fraction = self.validation_fraction
-        if self.early_stopping is not False and (isinstance(fraction, bool) or
+        if self.early_stopping is not False and fraction != "auto" and (
+                isinstance(fraction, bool) or
                                     not isinstance(fraction, numbers.Real) or
                                     not 0 < fraction < 1):
-            raise ValueError(f"validation_fraction must be a number in (0, 1), got "
+            raise ValueError(f"validation_fraction must be 'auto' or a number in (0, 1), got "
                              f"{fraction!r}")
         if self.scoring not in SCORINGS:
             raise ValueError(f"scoring must be one of {SCORINGS}, got {self.scoring!r}")
@@ -111,7 +142,11 @@ class EarlyStoppingParameters:
         groups = (np.zeros(len(y), dtype=np.intp) if classes is None
                   else np.searchsorted(classes, stats.labels_1d(y)))
         rng = np.random.default_rng([resolve_seed(self.random_state), dist.rank])
-        fit_rows, val_rows = dist.agree(holdout_rows, groups, self.validation_fraction, rng)
+        fraction = self.validation_fraction
+        if fraction == "auto":
+            n_rows = int(dist.sum_to_all(np.array([len(y)]))[0])
+            fraction = min(AUTO_VALIDATION_FRACTION, AUTO_VALIDATION_ROWS / n_rows)
+        fit_rows, val_rows = dist.agree(holdout_rows, groups, fraction, rng)
         n_groups = 1 if classes is None else len(classes)
         counts = dist.sum_to_all(np.append(np.bincount(groups[fit_rows], minlength=n_groups),
                                            len(val_rows)))

@@ -103,26 +103,35 @@ early_stopping : "auto" or bool, default="auto"
     scikit-learn's HistGradientBoosting) turns it on when the fit runs the ADMM on more
     than 10,000 training rows (of all ranks), and off otherwise, and for the squared loss
     with l2, which ``solver="auto"`` may solve in closed form; `early_stopping_` records
-    the choice.  On MNIST's 60,000 rows it ends a kernel SVM at a tenth of the
-    iterations that run to `tol`, at the same test accuracy.
-validation_fraction : float in (0, 1), default=0.1
+    the choice.  The rule is described under `n_iter_no_change`.
+validation_fraction : "auto" or float in (0, 1), default="auto"
     The share of the training rows (of each class, rounded) held out by `early_stopping`.
-    A split that leaves a class without a training row or holds out no row raises
-    ValueError.
+    "auto": 10%, but at most 500 rows (of all ranks): a held-out row is a row the model
+    does not learn from, and on 20,000 MNIST rows holding out 2,000 cost 0.2 points of
+    accuracy where 500 cost 0.03.  A split that leaves a class without a training row or
+    holds out no row raises ValueError.
 n_iter_no_change : int or None, default=10
     With a validation set (X_val, y_val given to `fit`, or the `early_stopping` split), its
-    score (accuracy or R^2) and loss are computed every iteration (`history_`); training
-    stops after `n_iter_no_change` iterations without a better value of the one `scoring`
-    names, and `coef_` is the W of the best iteration (`best_iteration_`).  None only
-    records them.  A run resumed from a checkpoint tracks the best value from the resumed
-    iteration on.
+    score (accuracy or R^2) and loss are computed every iteration (`history_`).  Early
+    stopping judges the run on them once the solver's residuals relative to its iterates
+    are at most 0.03 (``history_[i]["residual_ratio"] * tol <= 0.03``; 30 times the
+    default tol): before that the iterates still move a lot and a validation set of a few
+    hundred rows often scores the third iteration as well as the last, though the test
+    accuracy still rises by half a point.  From there it keeps the W of the best value of
+    the one `scoring` names, the latest of equal values (nearer the optimum), as `coef_`
+    (`best_iteration_`), and stops after `n_iter_no_change` iterations without a strictly
+    better value.  None only records them.  Measured against the run to tol
+    (benchmarks/bench_early_stopping.py): pendigits 0.11 points lower at 0.37x the time,
+    MNIST 20k (s = 4096, C = 10) 0.09 points lower at 0.59x.  A run resumed from a
+    checkpoint tracks the best value from the resumed iteration on.
 scoring : {{"score", "loss"}}, default="score"
     What early stopping monitors on the validation rows: "score", the accuracy
     (classifiers) or R^2 (regressors), as SGDClassifier and MLPClassifier do; or "loss",
     the training loss (1/n_val) sum V(y_i, W^T z(x_i)) over them (lower is better), as
-    scikit-learn's HistGradientBoosting does.  The accuracy of a few thousand rows moves in
-    steps of 1/n_val; the loss moves with every iteration, but over-relaxation makes it
-    oscillate in the first iterations, so it can hold an early minimum for a while.
+    scikit-learn's HistGradientBoosting does.  The accuracy of a few hundred rows moves in
+    steps of 1/n_val and often stays on one value for tens of iterations; the loss moves
+    with every iteration, but over-relaxation makes it oscillate in the first iterations,
+    and the hinge loss of held-out rows can rise while their accuracy does not move.
 comm : mpi4py communicator or None, default=None
     Under a communicator every rank calls `fit` with its own rows: the fitted model,
     `objective` and `score` are global and identical on every rank; `predict` stays

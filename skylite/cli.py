@@ -50,6 +50,8 @@ def _positive(kind):
 
 
 def _fraction(text):
+    if text == "auto":
+        return text
     value = _positive(float)(text)
     if not value < 1:
         raise argparse.ArgumentTypeError(f"must be < 1, got {text}")
@@ -227,7 +229,8 @@ def _train_options(p):
     """The options of `train`: defaults and choices are the estimator's (`_defaults`) and the
     engine's (skylite.admm.settings), read here, never written twice."""
     from .admm.settings import RELAXATION, EngineSettings
-    from ._early_stopping import AUTO_EARLY_STOPPING_ROWS, SCORINGS
+    from ._early_stopping import (AUTO_EARLY_STOPPING_ROWS, AUTO_VALIDATION_FRACTION,
+                                  AUTO_VALIDATION_ROWS, SCORINGS)
     from ._solvers import AUTO_RULE, SOLVERS
     from .estimators import KERNEL_NAMES, PRESETS, KernelMachine
     from .prox import REGULARIZERS
@@ -333,8 +336,9 @@ def _train_options(p):
     g.add_argument("--validation-fraction", dest="validation_fraction", type=_fraction,
                    metavar="F",
                    help=f"with early stopping and no --val: the share of the training rows "
-                        f"held out for validation, stratified by class (default: "
-                        f"{later['validation_fraction']})")
+                        f"held out for validation, stratified by class; auto: "
+                        f"{100 * AUTO_VALIDATION_FRACTION:g}%%, at most {AUTO_VALIDATION_ROWS} rows "
+                        f"(default: {later['validation_fraction']})")
     g.add_argument("--n-iter-no-change", dest="n_iter_no_change", type=_positive(int),
                    metavar="N", help=f"with early stopping: patience in iterations (default: "
                                      f"{later['n_iter_no_change']})")

@@ -66,7 +66,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Bas
                  anderson_memory=DEFAULTS.anderson_memory, n_threads=DEFAULTS.n_threads,
                  memory_budget=DEFAULTS.memory_budget, precision=DEFAULTS.precision,
                  random_state=0, verbose=DEFAULTS.verbose, callback=None,
-                 early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10,
+                 early_stopping="auto", validation_fraction="auto", n_iter_no_change=10,
                  scoring="score", comm=None, checkpoint=DEFAULTS.checkpoint,
                  checkpoint_every=DEFAULTS.checkpoint_every, solver="auto"):
         self.kernel = kernel
@@ -265,7 +265,8 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Bas
                                                     self._predict_from, X_val, y_val,
                                                     classes is not None, loss, Y_val)
             if patience is not None:
-                early = callback = EarlyStopping(patience, self.scoring, self.callback)
+                early = callback = EarlyStopping(patience, self.tol, self.scoring,
+                                                 self.callback)
         engine = BlockADMM(self.feature_map_, loss, regularizer,
                            self._engine_settings(memory_budget=memory_budget,
                                                  alpha=self.alpha_),

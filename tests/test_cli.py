@@ -166,7 +166,8 @@ def test_version_and_help_show_every_default(tmp_path):
     for shown in ("the kernel (default: gaussian)", "(default: 0.0001)",
                   "linear sketch (default: 2048;", "max ADMM iterations (default: 500)",
                   "residual tolerance (default: 0.001)", "(default: ceil(s / 4096)",
-                  "iterations between checkpoints (default: 10)", "(default: 0.1)"):
+                  "iterations between checkpoints (default: 10)",
+                  "auto: 10%, at most 500 rows (default: auto)"):
         assert shown in text, shown
     # every argument of every command has a line of help
     parser = build_parser()

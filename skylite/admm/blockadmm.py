@@ -224,6 +224,7 @@ class ADMM(Method):
             self.n_rows_)
         record = {"iteration": it, "objective": self.iteration_.objective(sums, self.state_),
                   "primal": primal, "dual": dual, "rho": rho,
+                  "residual_ratio": float(max(primal / eps_primal, dual / eps_dual)),
                   "prox_seconds": info.prox_seconds}
         if not all(np.isfinite([record["objective"], primal, dual])):
             raise ConvergenceError(

@@ -194,7 +194,8 @@ class PCG(Method):
 
     def record(self, it, sums, info):
         residual = float(np.max(np.sqrt(sums) / self.y_norm))
-        return {"iteration": it, "residual": residual}, residual <= self.tol
+        return ({"iteration": it, "residual": residual, "residual_ratio": residual / self.tol},
+                residual <= self.tol)
 
     def unconverged_message(self, last):
         return f"tol={self.tol:g} (relative residual {last['residual']:.2e})"
