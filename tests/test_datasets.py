@@ -131,6 +131,16 @@ def test_missing_file_without_download(tmp_path):
         load_mnist(data_home=tmp_path, download_if_missing=False)
 
 
+def test_no_network_says_where_to_put_the_file(monkeypatch, tmp_path):
+    def fetch_openml(*args, **kwargs):
+        raise OSError("<urlopen error [Errno -2] Name or service not known>")
+
+    monkeypatch.setattr("sklearn.datasets.fetch_openml", fetch_openml)
+    with pytest.raises(OSError, match="cannot fetch MNIST from OpenML .*Name or service") as info:
+        load_mnist(data_home=tmp_path)
+    assert f"put an mnist.npz in {tmp_path}" in str(info.value)
+
+
 def test_data_home_is_a_file(tmp_path):
     (tmp_path / "home").write_text("")
     with pytest.raises(NotADirectoryError, match="home' is a file"):

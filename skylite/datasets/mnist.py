@@ -85,8 +85,12 @@ def _from_openml(X, y):
 def _fetch(home):
     """MNIST from OpenML through scikit-learn (its download cached under home/openml)."""
     from sklearn.datasets import fetch_openml
-    bunch = fetch_openml("mnist_784", version=1, as_frame=False, parser="liac-arff",
-                         data_home=home)
+    try:
+        bunch = fetch_openml("mnist_784", version=1, as_frame=False, parser="liac-arff",
+                             data_home=home)
+    except OSError as exc:          # no network (URLError), a refused or cut download
+        raise OSError(f"cannot fetch MNIST from OpenML ({exc}); without a network, put an "
+                      f"mnist.npz in {home} (the format load_mnist documents)") from exc
     return _from_openml(bunch.data, bunch.target)
 
 
