@@ -18,9 +18,9 @@ import os
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist.npz"
+from _data import mnist_file  # noqa: E402
+
 # the children run outside the checkout: `python -c` there would import its source tree
 OUTSIDE = tempfile.gettempdir()
 FIT = """
@@ -54,7 +54,7 @@ MODELS = {
 
 
 def fit(rows, params, early):
-    run = subprocess.run([sys.executable, "-c", FIT, str(DATA), str(rows), json.dumps(params),
+    run = subprocess.run([sys.executable, "-c", FIT, str(mnist_file()), str(rows), json.dumps(params),
                           json.dumps(early)], capture_output=True, text=True, check=True,
                          cwd=OUTSIDE)
     return json.loads(run.stdout.strip().splitlines()[-1])
@@ -65,8 +65,6 @@ def main():
     parser.add_argument("--rows", type=int, default=60000)
     parser.add_argument("--models", nargs="+", choices=tuple(MODELS), default=list(MODELS))
     args = parser.parse_args()
-    if not DATA.exists():
-        sys.exit(f"bench_early_stopping needs {DATA}")
     print(f"bench_early_stopping on {os.cpu_count()} cores: MNIST {args.rows} training rows, "
           f"10,000 test rows\n")
     print("| model | early_stopping | iterations (best) | fit s | test accuracy |")

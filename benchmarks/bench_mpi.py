@@ -4,7 +4,7 @@
 
 Spawns `mpiexec -n P` child runs (the mpiexec beside this interpreter, from the mpich wheel)
 of a kernel SVM (hinge loss, Gaussian RFF, sigma from the data) on MNIST rows from
-../shared/data/mnist.npz, with memory_budget=0 (every Z block regenerated each iteration),
+mnist.npz in skylite's data folder (fetched there first if missing), with memory_budget=0 (every Z block regenerated each iteration),
 n_threads=1 per rank and single-threaded BLAS (OMP/OPENBLAS_NUM_THREADS=1), a fixed number
 of iterations (tol tiny) so that runs compare like with like.  Each rank streams only its
 own rows out of the npz (no rank ever holds the whole training set).  Prints markdown:
@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from _memory import peak_rss, status_bytes
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist.npz"
+from _data import mnist_file  # noqa: E402
 
 
 def read_npz_rows(path, name, start, stop, chunk=1 << 24):
@@ -61,8 +61,9 @@ def child(rows, features, iters):
     rank, size = comm.Get_rank(), comm.Get_size()
     baseline = status_bytes("VmRSS:")      # interpreter, numpy, scipy, mpi4py, skylite
     bounds = np.linspace(0, rows, size + 1).round().astype(int)
-    X = read_npz_rows(DATA, "X_train", bounds[rank], bounds[rank + 1]).astype(np.float64)
-    y = read_npz_rows(DATA, "y_train", bounds[rank], bounds[rank + 1])
+    path = mnist_file()                    # there already: the launching process fetched it
+    X = read_npz_rows(path, "X_train", bounds[rank], bounds[rank + 1]).astype(np.float64)
+    y = read_npz_rows(path, "y_train", bounds[rank], bounds[rank + 1])
     model = KernelSVC(n_features=features, n_blocks=4, alpha=1e-4, max_iter=iters,
                       tol=1e-14, n_threads=1, memory_budget=0, comm=comm,
                       early_stopping=False)
@@ -116,6 +117,7 @@ def machine_parallelism():
 
 
 def launch(ranks, rows, features, iters):
+    mnist_file()                           # fetched once here, before the ranks read it
     mpiexec = Path(sys.executable).parent / "mpiexec"
     mpiexec = str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec")
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
