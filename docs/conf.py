@@ -2,7 +2,9 @@
 
 Build from the checkout (the package must be installed: `pip install ".[docs]"`):
 
-    python -m sphinx -W docs docs/_build/html
+    sphinx-build -W --keep-going docs docs/_build/html
+
+(`python -m sphinx` would put the checkout's unbuilt `skylite/` first on sys.path.)
 
 Warnings are errors (-W): a broken cross-reference, a docstring whose parameters do not match
 its signature (numpydoc validation, below) or a gallery example that fails stops the build.

@@ -65,7 +65,7 @@ def test_lazy_loading_names_a_missing_compiled_module(monkeypatch, name, module)
 
     monkeypatch.delitem(vars(skylite), name, raising=False)
     monkeypatch.setattr(skylite._importlib, "import_module", missing)
-    with pytest.raises(ImportError, match=f"lacks its compiled extensions|source tree") as info:
+    with pytest.raises(ImportError, match="lacks its compiled extensions|source tree") as info:
         getattr(skylite, name)
     assert module in str(info.value)
     assert not isinstance(info.value, ModuleNotFoundError)
