@@ -85,8 +85,9 @@ sphinx_gallery_conf = {
 }
 
 # ---- HTML ----
-# pages without the page-contents sidebar: benchmark tables and figures, examples' code
-_WIDE_PAGES = ["performance", "scale"] + sorted(
+# pages without the page-contents sidebar: benchmark tables and figures, the feature-map
+# tables, examples' code
+_WIDE_PAGES = ["performance", "scale", "feature_maps"] + sorted(
     f"auto_examples/{example.stem}"
     for example in (Path(__file__).resolve().parent.parent / "examples").glob("*.py"))
 html_theme = "pydata_sphinx_theme"
