@@ -3,7 +3,7 @@
     python benchmarks/bench_admm.py [--rows 20000] [--iters 4]
     python benchmarks/bench_admm.py --memory-vs-n 2500 5000 10000 20000 [--plot FILE]
 
-On MNIST rows (../shared/data/mnist.npz, float64), hinge loss (kernel SVM), Gaussian RFF:
+On MNIST rows (skylite.datasets.load_mnist, float64), hinge loss (kernel SVM), Gaussian RFF:
 1. seconds per iteration (iterations after the first, which also factors) at s = 8192,
    C = 16 with memory_budget=0 (every Z block regenerated) beside a bare numpy GEMM of the
    transform's shape (rows x 784 times 784 x 8192), for 1 and 2 threads;
@@ -40,12 +40,12 @@ from pathlib import Path
 import numpy as np
 from _memory import peak_rss, status_bytes
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist.npz"
 
 
 def load(rows):
-    z = np.load(DATA)
-    return z["X_train"][:rows].astype(np.float64), z["y_train"][:rows]
+    from skylite.datasets import load_mnist
+    X, y = load_mnist(rows)[:2]
+    return X.astype(np.float64), y
 
 
 def run(X, y, s, C, threads, budget, iters, precision="float64"):
@@ -117,13 +117,14 @@ def peak_rss_child(rows, s, C, iters):
 def memory_child(mode, rows, s, blocks, iters):
     """Runs in a fresh process: train one way (`mode`) on the first `rows` rows, then report
     peak RSS, the RSS before the data was read, and memory_estimate_."""
+    from _data import mnist_file
     from bench_mpi import read_npz_rows
 
     from skylite import KernelSVC
     from skylite.sketch import GaussianRFF
     baseline = status_bytes("VmRSS:")
-    X = read_npz_rows(DATA, "X_train", 0, rows).astype(np.float64)
-    y = read_npz_rows(DATA, "y_train", 0, rows)
+    X = read_npz_rows(mnist_file(), "X_train", 0, rows).astype(np.float64)
+    y = read_npz_rows(mnist_file(), "y_train", 0, rows)
     common = dict(alpha=1e-4, max_iter=iters, tol=1e-12, n_blocks=blocks, early_stopping=False)
     if mode == "explicit Z":
         fmap = GaussianRFF(s, sigma=6.0, n_blocks=blocks, random_state=0).fit(X)

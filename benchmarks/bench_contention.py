@@ -29,11 +29,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist.npz"
+from _data import mnist_file  # noqa: E402
+
 # the children run outside the checkout: `python -c` there would import its source tree
 OUTSIDE = tempfile.gettempdir()
 FIT = """
@@ -55,7 +55,7 @@ SETTINGS = {"skylite default (OMP_WAIT_POLICY=passive)": {},
 
 
 def fit_seconds(rows, threads, env):
-    run = subprocess.run([sys.executable, "-c", FIT, str(DATA), str(rows), str(threads)],
+    run = subprocess.run([sys.executable, "-c", FIT, str(mnist_file()), str(rows), str(threads)],
                          capture_output=True, text=True, check=True,
                          env={**os.environ, **env}, cwd=OUTSIDE)
     return float(run.stdout.strip().splitlines()[-1])
@@ -95,7 +95,7 @@ print(time.perf_counter() - start)
 
 def grid_seconds(rows, n_jobs):
     """Seconds of a GridSearchCV of 4 fits (2 alphas x 2 folds) plus the refit."""
-    run = subprocess.run([sys.executable, "-c", GRID, str(DATA), str(rows), str(n_jobs)],
+    run = subprocess.run([sys.executable, "-c", GRID, str(mnist_file()), str(rows), str(n_jobs)],
                          capture_output=True, text=True, check=True, cwd=OUTSIDE)
     return float(run.stdout.strip().splitlines()[-1])
 
@@ -108,8 +108,6 @@ def main():
                         default=["threads", "grid"])
     parser.add_argument("--grid-rows", type=int, nargs="+", default=[10000, 30000])
     args = parser.parse_args()
-    if not DATA.exists():
-        sys.exit(f"bench_contention needs {DATA}")
     print(f"bench_contention on {os.cpu_count()} cores: MNIST {args.rows} rows, s = 4096, "
           f"40 iterations, median of {args.repeats}\n")
     if "threads" in args.part:

@@ -44,8 +44,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _data import mnist_file  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
-MNIST = ROOT.parent / "shared" / "data" / "mnist.npz"
+MNIST = mnist_file()                   # the data folder's MNIST (skylite.datasets.load_mnist)
 SAMPLE = ROOT / "tests" / "data" / "mnist_sample.npz"
 # the children run outside the checkout: `python -c` there would import its source tree
 OUTSIDE = tempfile.gettempdir()

@@ -3,7 +3,7 @@
     python benchmarks/bench_features.py [--rows 20000] [--repeats 3] [--threads N]
 
 Prints two tables:
-1. seconds to transform `rows` x 784 float64 MNIST rows (../shared/data/mnist.npz) for every
+1. seconds to transform `rows` x 784 float64 MNIST rows (skylite.datasets.load_mnist) for every
    skylite map, scikit-learn's RBFSampler / PolynomialCountSketch, and a numpy GEMM of the
    (rows x 784) @ (784 x s) shape, with ratios to the GEMM and to the scikit-learn peer;
 2. relative Frobenius error ||Z Z^T - K||_F / ||K||_F on 600 rows at s = 16384.
@@ -11,15 +11,14 @@ Then the issue's targets, each marked ok / MISSED.  Times are the minimum over r
 """
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 
+from skylite.datasets import load_mnist
 from skylite.kernels import ExpSemigroup, Gaussian, Laplacian, Matern, Polynomial
 from skylite.sketch import (Fastfood, GaussianRFF, LaplacianRFF, MaternRFF, RandomLaplace,
                             TensorSketch)
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist.npz"
 
 
 def best_time(fn, repeats):
@@ -111,7 +110,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
-    X_all = np.load(DATA)["X_train"].astype(np.float64)
+    X_all = load_mnist(args.rows)[0].astype(np.float64)
     gemm, peers, t = throughput_table(X_all[:args.rows], args.repeats, args.threads)
     errors = accuracy_table(X_all[:600])
 

@@ -2,7 +2,8 @@
 
     python benchmarks/bench_io.py [--repeats 3] [--rows 20000] [--tmp /tmp]
 
-Files: the Reuters train file from ../shared/data (gzip, and a decompressed copy in a temporary
+Files: the Reuters train file reuters_lasvm.svm.gz from skylite's data folder ($SKYLITE_DATA;
+skipped when it is not there) (gzip, and a decompressed copy in a temporary
 directory) and a synthetic MNIST-like file (rows x 784, ~19% nonzero, values k/255) written with
 skylite.io.dump_svmlight, plain and gzip.  Prints a markdown table: reader, file, rows, the
 minimum wall time over `repeats` runs (the machine is shared, so the minimum is the honest
@@ -23,7 +24,7 @@ import scipy.sparse as sp
 from skylite.io import (assemble, dump_svmlight, load_svmlight, read_svmlight_part,
                         svmlight_byte_ranges)
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+from _data import DATA  # noqa: E402
 
 
 def best_time(fn, repeats):
@@ -63,7 +64,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="bench_io-", dir=args.tmp) as d:
         d = Path(d)
         files = []
-        reuters = SHARED_DATA / "reuters_lasvm.svm.gz"
+        reuters = DATA / "reuters_lasvm.svm.gz"
         if reuters.exists():
             plain = d / "reuters_lasvm.svm"
             with gzip.open(reuters, "rb") as src, open(plain, "wb") as dst:

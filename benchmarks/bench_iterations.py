@@ -4,7 +4,7 @@
                                           [--blocks C] [--losses hinge,...] [--variants ...]
                                           [--plot FILE]
 
-MNIST rows (../shared/data/mnist.npz), Gaussian RFF (sigma = 6, float32 blocks, all cached),
+MNIST rows (skylite.datasets.load_mnist), Gaussian RFF (sigma = 6, float32 blocks, all cached),
 10 classes, alpha = 1 / (n C) with C = 10 (fixed a priori, as for the exact SVC peer), the
 hinge, multinomial logistic and squared (one-vs-rest) losses, l2.  Every variant runs from
 the same start with the same rho (1, adapted) until the residuals meet tol (max 2000
@@ -20,7 +20,6 @@ The validation rows are the --validation-rows MNIST training rows after the firs
 import argparse
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
@@ -29,8 +28,8 @@ from skylite.sketch import default_n_blocks
 from skylite.prox import get_loss, get_regularizer
 from skylite.prox.coding import code_labels, decode_decision
 from skylite.sketch import GaussianRFF
+from skylite.datasets import load_mnist
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist.npz"
 
 VARIANTS = {                      # name: engine settings
     "plain": dict(relaxation=1.0, acceleration=None),
@@ -54,8 +53,8 @@ def main():
     parser.add_argument("--validation-rows", type=int, default=2000,
                         help="with --plot: training rows after --rows scored every iteration")
     args = parser.parse_args()
-    z = np.load(DATA)
-    X, y = z["X_train"][:args.rows], z["y_train"][:args.rows]
+    X_all, y_all = load_mnist()[:2]
+    X, y = X_all[:args.rows], y_all[:args.rows]
     n, s = len(X), args.features
     alpha = 1.0 / (n * 10.0)
     blocks = args.blocks or default_n_blocks(s, n)
@@ -63,8 +62,8 @@ def main():
     Z = fmap.transform(X).astype(np.float64)
     validation = None
     if args.plot:
-        X_val = z["X_train"][n:n + args.validation_rows]
-        y_val = z["y_train"][n:n + args.validation_rows]
+        X_val = X_all[n:n + args.validation_rows]
+        y_val = y_all[n:n + args.validation_rows]
         Z_val = fmap.transform(X_val).astype(np.float64)
 
         def validation(W):

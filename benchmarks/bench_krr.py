@@ -12,14 +12,26 @@ PCG iteration count does not grow with n.  Only training rows are used.
 """
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 
+from skylite.datasets import load_mnist, load_pendigits
 from skylite.kernels import Gaussian
 from skylite.krr import exact_dual_coef, pcg_dual_coef
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+from _data import DATA, require  # noqa: E402
+
+
+def training_rows(name, rows):
+    """The first `rows` training rows and labels of pendigits (shipped), MNIST (load_mnist) or
+    letter (letter.npz in skylite's data folder)."""
+    if name == "pendigits":
+        return load_pendigits()[:2]
+    if name == "mnist":
+        return load_mnist(rows)[:2]
+    require(f"{name}.npz")
+    with np.load(DATA / f"{name}.npz") as z:
+        return z["X_train"][:rows], z["y_train"][:rows]
 SIGMAS = {"pendigits": 60.0, "letter": 4.0, "mnist": 6.0}   # fixed a priori
 
 
@@ -45,9 +57,9 @@ def main():
     print(f"{'data':<10} {'n':>6} {'PCG iters':>9} {'PCG s':>7} {'CG iters':>9} {'CG s':>7} "
           f"{'|A-A_exact|/|A_exact|':>22}")
     for name, rows in runs:
-        z = np.load(DATA / f"{name}.npz")
-        X = z["X_train"][:rows].astype(np.float64)
-        Y = one_vs_rest(z["y_train"][:rows])
+        X, y = training_rows(name, rows)
+        X = X.astype(np.float64)
+        Y = one_vs_rest(y)
         n = len(X)
         kernel, alpha = Gaussian(SIGMAS[name]), args.alpha
         fmap = kernel.feature_map(args.features, n_blocks=max(1, args.features // 1024),

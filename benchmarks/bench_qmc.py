@@ -3,7 +3,7 @@
     python benchmarks/bench_qmc.py [--rows 1000] [--seeds 3] [--sizes 1024 2048 4096 8192 16384]
 
 For each kernel and s, prints the relative Frobenius error ||Z Z^T - K||_F / ||K||_F on the
-first `rows` MNIST training rows (../shared/data/mnist.npz, pixels in [0, 1]), the mean over
+first `rows` MNIST training rows (skylite.datasets.load_mnist, pixels in [0, 1]), the mean over
 `seeds` seeds, of
 
     monte_carlo   skylite's default map (i.i.d. frequencies, random phases b ~ U[0, 2 pi))
@@ -19,13 +19,12 @@ Laplacian with sigma = 60, Matern(nu = 1.5, l = 10).  docs/feature_maps.md repor
 """
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 
+from skylite.datasets import load_mnist
 from skylite.kernels import Gaussian, Laplacian, Matern
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist.npz"
 
 KERNELS = [("gaussian sigma=6", Gaussian(6.0)), ("gaussian sigma=10", Gaussian(10.0)),
            ("laplacian sigma=60", Laplacian(60.0)), ("matern nu=1.5 l=10", Matern(1.5, 10.0))]
@@ -57,7 +56,7 @@ def main():
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048, 4096, 8192, 16384])
     args = parser.parse_args()
-    X = np.load(DATA)["X_train"][:args.rows].astype(np.float64)
+    X = load_mnist(args.rows)[0].astype(np.float64)
     start = time.perf_counter()
     print(f"relative Gram error on {args.rows} MNIST rows, mean over {args.seeds} seeds\n")
     print(f"| kernel | s | {' | '.join(['monte_carlo', 'mc_pairs', 'halton', 'sobol'])} "

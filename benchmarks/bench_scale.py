@@ -9,7 +9,7 @@
 Training rows are the first n rows of the deformed-digit stream (skylite.datasets.
 deformed_digits, seed 0): row k is a pure function of (seed, k), so the 60k set is a prefix of
 the 240k set, which is a prefix of the 1M set.  Every contender is evaluated once on the real
-10,000 MNIST test digits (../shared/data/mnist.npz), never on generated rows.
+10,000 MNIST test digits (skylite.datasets.load_mnist), never on generated rows.
 
 Protocols, fixed a priori (nothing is chosen by looking at test accuracy):
 
@@ -50,7 +50,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _memory import peak_rss  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-MNIST = HERE.parent.parent / "shared" / "data" / "mnist.npz"
 RESULTS = HERE / "results" / "scale.jsonl"
 SIGMA, C_SVC, FEATURES, RBF_FEATURES, VALIDATION_ROWS = 6.0, 10.0, 16384, 8192, 10000
 BLOCKS = 16
@@ -81,8 +80,8 @@ def data_seed(prefix):
 
 
 def test_rows():
-    with np.load(MNIST) as z:
-        return z["X_test"], z["y_test"]
+    from skylite.datasets import load_mnist
+    return load_mnist(1)[2:]
 
 
 def run_skylite(X, y, n, threads, memory_budget=None, scoring="score", seed=0):

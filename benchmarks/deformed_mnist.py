@@ -2,7 +2,7 @@
 
     python benchmarks/deformed_mnist.py N OUT [--seed 0] [--format npy|hdf5|svm] [--jobs 2]
 
-The base images are the 60,000 MNIST training digits of ../shared/data/mnist.npz; the test
+The base images are the 60,000 MNIST training digits of skylite.datasets.load_mnist; the test
 digits are never used (evaluate on the real 10k test rows).  Row k is a pure function of
 (seed, k), so the file is the same for any --jobs or --chunk.  Formats:
 
@@ -20,20 +20,18 @@ import json
 import sys
 import time
 from multiprocessing import Pool
-from pathlib import Path
 
 import numpy as np
 
+from skylite.datasets import load_mnist
 from skylite.datasets.deformed_digits import deformed_digits
 from skylite.io import dump_svmlight
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist.npz"
 _BASE = {}
 
 
 def _init_worker():
-    z = np.load(DATA)
-    _BASE["X"], _BASE["y"] = z["X_train"], z["y_train"]
+    _BASE["X"], _BASE["y"] = load_mnist()[:2]
 
 
 def _rows(task):

@@ -3,7 +3,7 @@
     python benchmarks/draw_mpi_shares.py [--ranks 2] [--plot docs/images/mpi_sparse_shares.png]
 
 The picture of examples/mpi_sparse.py (its gallery thumbnail): the nonzeros of the sparse
-Reuters training set (../shared/data/reuters_lasvm.svm.gz), one dot per nonzero, coloured by
+Reuters training set (reuters_lasvm.svm.gz in skylite's data folder, $SKYLITE_DATA), one dot per nonzero, coloured by
 the rank that reads the row.  The shares are the ones `skylite.io.read_rows(path, comm=comm)`
 gives: the file's bytes cut into equal ranges (`skylite.io.svmlight_byte_ranges`), each rank
 reading the lines whose first byte falls in its range (`skylite.io.read_svmlight_part`).  It
@@ -20,7 +20,7 @@ from _plots import figure, save  # noqa: E402
 
 from skylite.io import read_svmlight_part, svmlight_byte_ranges  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+from _data import DATA  # noqa: E402
 
 
 def main():

@@ -2,7 +2,9 @@
 
 Build from the checkout (the package must be installed: `pip install ".[docs]"`):
 
-    python -m sphinx -W docs docs/_build/html
+    sphinx-build -W --keep-going docs docs/_build/html
+
+(`python -m sphinx` would put the checkout's unbuilt `skylite/` first on sys.path.)
 
 Warnings are errors (-W): a broken cross-reference, a docstring whose parameters do not match
 its signature (numpydoc validation, below) or a gallery example that fails stops the build.
@@ -83,8 +85,9 @@ sphinx_gallery_conf = {
 }
 
 # ---- HTML ----
-# pages without the page-contents sidebar: benchmark tables and figures, examples' code
-_WIDE_PAGES = ["performance", "scale"] + sorted(
+# pages without the page-contents sidebar: benchmark tables and figures, the feature-map
+# tables, examples' code
+_WIDE_PAGES = ["performance", "scale", "feature_maps"] + sorted(
     f"auto_examples/{example.stem}"
     for example in (Path(__file__).resolve().parent.parent / "examples").glob("*.py"))
 html_theme = "pydata_sphinx_theme"

@@ -46,4 +46,5 @@ for ax, (name, model) in zip(axes, on_corrupted.items()):
     ax.set_title(f"{name}, trained on corrupted y")
     ax.set_xlabel("true last pen coordinate (test rows)")
 axes[0].set_ylabel("prediction")
+fig.suptitle("Kernel ridge against LAD on pendigits, 10% of the training targets corrupted")
 plt.show()

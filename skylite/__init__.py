@@ -20,6 +20,10 @@ if "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ:
 
 __version__ = "0.1.0"
 
+from ._check_build import build_error as _build_error, check_build as _check_build  # noqa: E402
+
+_check_build(_os.path.dirname(__file__))
+
 # public name -> the module that defines it, imported when the name is first used
 _LAZY = {
     **{name: "skylite.estimators" for name in (
@@ -33,7 +37,12 @@ __all__ = [*_LAZY, "__version__"]
 def __getattr__(name):
     if name not in _LAZY:
         raise AttributeError(f"module 'skylite' has no attribute {name!r}")
-    module = _importlib.import_module(_LAZY[name])
+    try:
+        module = _importlib.import_module(_LAZY[name])
+    except ModuleNotFoundError as exc:     # one compiled module missing from a partial build
+        if not (exc.name or "").startswith("skylite."):
+            raise
+        raise _build_error(_os.path.dirname(__file__), exc.name) from exc
     value = module if module.__name__ == f"skylite.{name}" else getattr(module, name)
     globals()[name] = value
     return value

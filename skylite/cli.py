@@ -185,8 +185,10 @@ def _check_applicable(args, parser, later):
 
 COMMANDS = {
     "train": ("train a kernel machine on a LIBSVM, .npz, .npy or HDF5 file",
-              "Train a kernel machine by BlockADMM on random features and write the model "
-              "to MODEL."),
+              "Train a kernel machine on TRAIN and write the model to MODEL: a feature map "
+              "(--method: random features, Nystroem landmarks or a linear sketch) and a "
+              "solver (--solver: BlockADMM, or for kernel ridge PCG, the closed form or "
+              "exact)."),
     "predict": ("predict with a saved model",
                 "Predict TEST rows with MODEL; prints accuracy (or R^2) when TEST has labels."),
     "demo": ("train on pendigits (shipped): kernel vs linear",

@@ -33,7 +33,7 @@ def digits():
 PRESETS = [KernelSVC, KernelRidge, KernelLogisticRegression, KernelLADRegression]
 
 
-@pytest.mark.parametrize("cls", PRESETS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [KernelMachine, *PRESETS], ids=lambda c: c.__name__)
 def test_check_estimator(cls):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -531,7 +531,18 @@ class BlockADMM:
 
     def driver(self, method):
         """The driver of `method` with this engine's settings, callback, validation and
-        communicator."""
+        communicator.
+
+        Parameters
+        ----------
+        method : Method
+            The method the driver runs (this engine's block ADMM, or PCG).
+
+        Returns
+        -------
+        Driver
+            The driver, ready to run `method`.
+        """
         return Driver(method, self.settings.driver(), callback=self.callback,
                       validation=self.validation, comm=self.comm)
 

@@ -1,7 +1,12 @@
-"""Small real datasets shipped with skylite."""
+"""Real data sets: pendigits and an MNIST sample shipped with skylite, the full MNIST (a
+local file, else fetched once and cached), and the deformed-digits stream."""
 from importlib import resources
 
 import numpy as np
+
+from .mnist import get_data_home, load_mnist, load_mnist_sample
+
+__all__ = ["get_data_home", "load_mnist", "load_mnist_sample", "load_pendigits"]
 
 
 def load_pendigits():
