@@ -134,7 +134,7 @@ def test_edited_headers_with_a_recomputed_checksum_are_refused_or_harmless(saved
     _, header, body, expected = files[kind]
     path = folder / f"edited {kind}.sky"
 
-    @settings(max_examples=120, deadline=None, database=None)
+    @settings(max_examples=60, deadline=None, database=None)
     @given(edit=_edits(header))
     def check(edit):
         write_model_file(path, replaced(header, *edit), body)

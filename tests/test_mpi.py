@@ -151,7 +151,7 @@ def test_generated_per_rank_disagreements_end_alike_on_every_rank(mpiexec):
     """Seeded draws of a parameter and one value per rank (good or bad, equal or not), rows
     of another width, targets of another length: every case ends on both ranks (the launch
     has a timeout) with the same outcome."""
-    results, _ = launch(mpiexec, "disagreements", "2026", "24")
+    results, _ = launch(mpiexec, "disagreements", "2026", "16")
     for r in results.values():
         assert r["same"], r["cases"]
     cases = results[0]["cases"]
