@@ -402,7 +402,9 @@ fmap = skylite.sketch.map_from_dict(state, arrays=dict(landmarks=data["landmarks
 np.save({str(tmp_path / "Z.npy")!r}, fmap.transform(data["X"]))
 print(type(fmap.kernel).__module__)
 """
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    # outside the checkout: `python -c` there would import the uncompiled source tree
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "skylite.kernels._kernels"
     assert np.array_equal(np.load(tmp_path / "Z.npy"), fmap.transform(digits_small))
