@@ -21,7 +21,7 @@ import numpy as np
 
 from .admm.driver import RunResult
 from .krr import exact_dual_coef, feature_ridge_coef, memory_bytes
-from .prox import RKHSNorm
+from .prox import RKHSNorm, get_loss, get_regularizer
 
 __all__ = ["SOLVERS", "DIRECT_MAX_FEATURES", "AUTO_RULE", "is_ridge", "is_ridge_by_name",
            "regularizer_for_map", "resolve_solver", "one_solve"]
@@ -45,7 +45,6 @@ def is_ridge(loss, regularizer):
 def is_ridge_by_name(loss, regularizer, classification=None):
     """`is_ridge` for the names the command line holds (a loss name, a regularizer name and
     the --classification flag, which makes the squared loss a classifier)."""
-    from .prox import get_loss, get_regularizer
     loss = get_loss(loss)
     if classification:
         loss = loss.with_classification(True)

@@ -30,6 +30,7 @@ from ._machine import available_memory_bytes
 from ._solvers import one_solve, regularizer_for_map, resolve_solver
 from ._validation import take_rows
 from .admm import BlockADMM
+from .admm.driver import Driver
 from .admm.pcg import PCG
 from .admm.settings import DEFAULTS, EngineSettings
 from .prox import get_regularizer
@@ -236,17 +237,15 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Bas
         solver = self.solver_ = resolve_solver(
             self.solver, loss, regularizer, self.alpha_, self.feature_map_.n_features,
             iterative=iterative, distributed=self.comm is not None)
+        if solver in ("exact", "pcg") and kernel is None:     # a user's map: its kernel
+            kernel = self._kernel_object(X, dist)
         if solver in ("direct", "exact"):
-            if solver == "exact" or kernel is None:
-                kernel = kernel or self._kernel_object(X, dist)
             result = one_solve(solver, X, Y, self.alpha_, feature_map=self.feature_map_,
                                kernel=kernel, precision=self.precision)
             if self.verbose and solver == "direct":
                 print(f"skylite: closed form of the squared loss with l2 "
                       f"(s={self.feature_map_.n_features}): {result.phase_seconds['direct']:.2f}s")
             return self._set_fitted(result, None, loss, regularizer, kernel)
-        if solver == "pcg" and kernel is None:
-            kernel = self._kernel_object(X, dist)
         validation, callback, early = None, self.callback, None
         memory_budget = self.memory_budget
         method = (PCG(kernel, self.feature_map_, self.alpha_, self.tol) if solver == "pcg"
@@ -267,14 +266,14 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Bas
             if patience is not None:
                 early = callback = EarlyStopping(patience, self.tol, self.scoring,
                                                  self.callback)
-        engine = BlockADMM(self.feature_map_, loss, regularizer,
-                           self._engine_settings(memory_budget=memory_budget,
-                                                 alpha=self.alpha_),
-                           callback=callback, validation=validation, comm=self.comm)
+        settings = self._engine_settings(memory_budget=memory_budget, alpha=self.alpha_)
+        runtime = dict(callback=callback, validation=validation, comm=self.comm)
         if method is None:
+            engine = BlockADMM(self.feature_map_, loss, regularizer, settings, **runtime)
             result = engine.fit(X, Y, W0=warm_start, checked=True).result_
         else:
-            result = engine.driver(method).run(X, Y, warm_start, checked=True)
+            result = Driver(method, settings.driver(), **runtime).run(X, Y, warm_start,
+                                                                      checked=True)
         return self._set_fitted(result, early, loss, regularizer, kernel)
 
     def _set_fitted(self, result, early, loss, regularizer, kernel):

@@ -32,7 +32,7 @@ from scipy.linalg import cho_solve
 from ._linalg import BLOCK_ELEMENTS, cholesky, gram_lower, kernel_matvec, row_chunks
 from ._validation import check_positive
 from .admm.driver import ConvergenceWarning, Driver, DriverSettings
-from .admm.pcg import PCG
+from .admm.pcg import PCG, pcg_memory_bytes
 
 __all__ = ["exact_dual_coef", "pcg_dual_coef", "feature_ridge_coef", "kernel_matvec",
            "PCGResult", "memory_bytes"]
@@ -41,7 +41,8 @@ def memory_bytes(solver, n, s, m):
     """The float64 bytes a solver holds at its peak.
 
     "direct": the factor s^2, Z^T Y and one chunk of Z; "exact": K (n^2) and the solution;
-    "pcg": Z (n s), the factor s^2, the CG vectors (6 n m) and one row block of K.
+    "pcg": Z (n s), the factor s^2, the CG vectors (6 n m) and one row block of K, in one
+    process (`skylite.admm.pcg.pcg_memory_bytes`, which also counts an MPI rank's share).
 
     Parameters
     ----------
@@ -59,9 +60,10 @@ def memory_bytes(solver, n, s, m):
     bytes : int
         8 times the float64 elements held.
     """
+    if solver == "pcg":
+        return pcg_memory_bytes(n, s, m)
     floats = {"direct": s * s + s * m + min(n * s, BLOCK_ELEMENTS),
-              "exact": n * n + n * m,
-              "pcg": n * s + s * s + 6 * n * m + min(n * n, BLOCK_ELEMENTS)}[solver]
+              "exact": n * n + n * m}[solver]
     return 8 * floats
 
 

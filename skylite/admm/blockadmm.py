@@ -76,6 +76,11 @@ class ADMM(Method):
     # ---- setup ----
 
     @property
+    def n_units(self):
+        """This rank's row blocks (the driver sums them over the ranks into R)."""
+        return self.n_row_blocks_
+
+    @property
     def n_features_in(self):
         """The columns the feature map takes (`Method.check_data` checks X against it)."""
         return self.feature_map.transform_op_.n_features_in
@@ -90,7 +95,6 @@ class ADMM(Method):
             warnings.warn(wide, WideInputWarning, stacklevel=5)
         self._plan = plan
         self.row_sweep_, self.n_row_blocks_ = plan.row_sweep, len(plan.ranges)
-        self.n_units = self.n_row_blocks_
         self.memory_footprint_ = plan.footprint
 
     def collective_settings(self):
@@ -458,11 +462,15 @@ class BlockADMM:
         self : BlockADMM
             The solution is ``self.coef_`` (s x m), the run is in ``self.history_``.
         """
-        self.method_ = self.method_class(self.feature_map, self.loss, self.regularizer,
-                                         self.settings, self.n_threads)
-        self.driver_ = self.driver(self.method_)
+        self._new_method(self.settings)
         self.result_ = self.driver_.run(X, Y, W0, checked=checked)
         return self._fitted(self.result_)
+
+    def _new_method(self, settings):
+        """A new ADMM method (`method_class`) with these settings, and its driver."""
+        self.method_ = self.method_class(self.feature_map, self.loss, self.regularizer,
+                                         settings, self.n_threads)
+        self.driver_ = self.driver(self.method_)
 
     def solve(self, *, alpha=None, row_blocks=None, W0=None):
         """Solve again on the setup of the last `fit` (its rows, memory plan and cached
@@ -517,10 +525,7 @@ class BlockADMM:
         if not alphas or not all(a > 0 for a in alphas):
             raise ValueError(f"alphas must be a non-empty sequence of numbers > 0, got "
                              f"{alphas!r}")
-        self.method_ = self.method_class(self.feature_map, self.loss, self.regularizer,
-                                         replace(self.settings, alpha=alphas[0]),
-                                         self.n_threads)
-        self.driver_ = self.driver(self.method_)
+        self._new_method(replace(self.settings, alpha=alphas[0]))
         results = [self.driver_.run(X, Y, checked=checked)]
         for alpha in alphas[1:]:
             self.solve(alpha=alpha, W0=results[-1].coef if warm_start else None)

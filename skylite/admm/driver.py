@@ -225,11 +225,7 @@ class Driver:
         if len({r.m for r in ranks}) > 1:
             raise ValueError(f"the ranks' targets have different numbers of columns "
                              f"{[r.m for r in ranks]}; code labels with the global classes")
-        differ = sorted(k for k, v in ranks[0].settings.items()
-                        if any(r.settings[k] != v for r in ranks))
-        if differ:
-            raise ValueError(f"the ranks were given different {', '.join(differ)}; every "
-                             f"rank must pass the same settings (control flow is collective)")
+        _check_same_settings([r.settings for r in ranks])
         n = int(sum(r.n_rows for r in ranks))
         n_units = int(sum(r.n_units for r in ranks))
         row_start = int(sum(r.n_rows for r in ranks[:dist.rank]))
@@ -268,13 +264,7 @@ class Driver:
         -------
         RunResult
         """
-        dist = self.dist
-        everyone = dist.allgather(self._collective(start))
-        differ = sorted(k for k, v in everyone[0].items()
-                        if any(other[k] != v for other in everyone))
-        if differ:
-            raise ValueError(f"the ranks were given different {', '.join(differ)}; every "
-                             f"rank must pass the same settings (control flow is collective)")
+        _check_same_settings(self.dist.allgather(self._collective(start)))
         self._ckpt_file = None
         return self._solve(start, resume=False)
 
@@ -397,6 +387,16 @@ class Driver:
         self.method.load(meta, arrays)
         self.history = list(meta["history"])
         return int(meta["iteration"])
+
+
+def _check_same_settings(everyone):
+    """Raise ValueError (on every rank: each holds all of `everyone`, the ranks'
+    `Driver._collective` dicts) naming the settings that differ between ranks."""
+    differ = sorted(k for k, v in everyone[0].items()
+                    if any(other[k] != v for other in everyone))
+    if differ:
+        raise ValueError(f"the ranks were given different {', '.join(differ)}; every "
+                         f"rank must pass the same settings (control flow is collective)")
 
 
 class _RankInfo(NamedTuple):

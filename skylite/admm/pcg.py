@@ -36,11 +36,13 @@ from .driver import Method
 __all__ = ["PCG", "pcg_memory_bytes"]
 
 
-def pcg_memory_bytes(n, n_local, d, s, m):
+def pcg_memory_bytes(n, s, m, *, n_local=None, d=0):
     """The float64 bytes the PCG method holds at its peak on a rank of `n_local` of the n
-    rows: every rank's rows (n d), Z_r (n_local s), the factor (s^2), the dual coefficients
-    and the gathered direction (2 n m), its CG vectors (4 n_local m) and one row block of K."""
-    return 8 * (n * d + n_local * s + s * s + 2 * n * m + 4 * n_local * m
+    rows (None: all of them, one process): the other ranks' rows it gathers ((n - n_local)
+    d), its features Z_r (n_local s), the factor (s^2), the dual coefficients and the
+    gathered direction (2 n m), its CG vectors (4 n_local m) and one row block of K."""
+    n_local = n if n_local is None else n_local
+    return 8 * ((n - n_local) * d + n_local * s + s * s + 2 * n * m + 4 * n_local * m
                 + min(n_local * n, BLOCK_ELEMENTS))
 
 
@@ -90,7 +92,7 @@ class PCG(Method):
         self._dist = dist
         s = int(self.feature_map.n_features) if self.preconditioner else 0
         m = Y.shape[1]
-        self.memory_estimate = pcg_memory_bytes(n, X.shape[0], X.shape[1], s, m)
+        self.memory_estimate = pcg_memory_bytes(n, s, m, n_local=X.shape[0], d=X.shape[1])
         self.lam = n * self.alpha
         self.X, self.Y = X, Y
         parts = dist.gather_checked(self._fits_in_memory, X)
