@@ -29,7 +29,8 @@ _LAZY = {
     **{name: "skylite.estimators" for name in (
         "KernelMachine", "KernelSVC", "KernelLogisticRegression", "KernelRidge",
         "KernelLADRegression", "load")},
-    **{name: f"skylite.{name}" for name in ("admm", "kernels", "prox", "sketch")},
+    **{name: f"skylite.{name}" for name in ("admm", "kernels", "model_selection", "prox",
+                                            "sketch")},
 }
 __all__ = [*_LAZY, "__version__"]
 

@@ -25,6 +25,7 @@ from ._estimator_docs import estimator_docstring
 from ._estimator_inputs import InputChecks
 from ._linalg import kernel_matvec
 from ._outputs import CachedOutputs, outputs
+from ._path import PathFitting
 from ._problem import ProblemParameters, with_C
 from ._machine import available_memory_bytes
 from ._solvers import one_solve, regularizer_for_map, resolve_solver
@@ -45,7 +46,8 @@ KERNEL_NAMES = tuple(_KERNELS)
 VALIDATION_CACHE_BYTES = 2**30
 
 
-class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, BaseEstimator):
+class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, PathFitting,
+                    BaseEstimator):
     __doc__ = estimator_docstring(
         "KernelMachine", """A kernel machine trained by BlockADMM on random features.
 
@@ -191,14 +193,16 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Bas
         """
         before = dict(self.__dict__)
         try:
-            return self._fit(X, y, X_val, y_val, warm_start)
+            self._fit(X, y, X_val, y_val, warm_start)
+            return self
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(before)
             raise
 
-    def _fit(self, X, y, X_val, y_val, warm_start):
-        """`fit`'s work, which sets the fitted attributes as it goes."""
+    def _fit(self, X, y, X_val, y_val, warm_start, path=None):
+        """`fit`'s work, which sets the fitted attributes as it goes; with a `path`
+        (skylite._path.RegularizationPath), its further values are solved on this setup."""
         dist = self._distributed()      # every local step below is agreed by all ranks
         self._agree_settings(dist, X_val is not None, y_val is not None)
         self.n_threads_ = dist.agree(self._check_rank_local)  # what the native code will use
@@ -245,7 +249,10 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Bas
             if self.verbose and solver == "direct":
                 print(f"skylite: closed form of the squared loss with l2 "
                       f"(s={self.feature_map_.n_features}): {result.phase_seconds['direct']:.2f}s")
-            return self._set_fitted(result, None, loss, regularizer, kernel)
+            self._set_fitted(result, None, loss, regularizer, kernel)
+            if path is not None:
+                path.continue_from(self, None, dist, X.shape[0], None, None)
+            return
         validation, callback, early = None, self.callback, None
         memory_budget = self.memory_budget
         method = (PCG(kernel, self.feature_map_, self.alpha_, self.tol) if solver == "pcg"
@@ -268,13 +275,19 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Bas
                                                  self.callback)
         settings = self._engine_settings(memory_budget=memory_budget, alpha=self.alpha_)
         runtime = dict(callback=callback, validation=validation, comm=self.comm)
+        engine = None
         if method is None:
             engine = BlockADMM(self.feature_map_, loss, regularizer, settings, **runtime)
             result = engine.fit(X, Y, W0=warm_start, checked=True).result_
         else:
             result = Driver(method, settings.driver(), **runtime).run(X, Y, warm_start,
                                                                       checked=True)
-        return self._set_fitted(result, early, loss, regularizer, kernel)
+        self._set_fitted(result, early, loss, regularizer, kernel)
+        if path is not None:
+            new_early = (lambda: None) if early is None else (
+                lambda: EarlyStopping(patience, self.tol, self.scoring, self.callback))
+            path.continue_from(self, engine, dist, X.shape[0], new_early,
+                               (loss, regularizer, kernel))
 
     def _set_fitted(self, result, early, loss, regularizer, kernel):
         """The fitted attributes from a solver's RunResult (the one place that writes them):
@@ -407,9 +420,12 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Bas
         return stats.score(dist, prediction, y, classification=hasattr(self, "classes_"))
 
     def _predictions_and_targets(self, X, y):
-        """This rank's predictions of X and its y, checked to match them in length."""
-        prediction = self.predict(X)
+        """This rank's predictions of X and its y, checked to match them in length.  Under
+        a communicator a rank may hold no row (e.g. of a cross-validation fold)."""
         y = np.asarray(y)
+        if self.comm is not None and getattr(X, "shape", (None,))[0] == 0 and y.shape[0] == 0:
+            return np.empty(y.shape, dtype=getattr(self, "classes_", y).dtype), y
+        prediction = self.predict(X)
         if y.shape[0] != prediction.shape[0] or (not hasattr(self, "classes_")
                                                  and y.size != prediction.size):
             raise ValueError(f"y has shape {y.shape}, the predictions of X "

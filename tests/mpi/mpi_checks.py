@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 from mpi4py import MPI
+from sklearn.base import clone
 
 from skylite import KernelRidge, KernelSVC
 from skylite.admm import BlockADMM, iteration
@@ -400,6 +401,28 @@ def pcg(directory):
         out["predict_rel"] = float(np.linalg.norm(model.predict(X) - serial.predict(X))
                                    / np.linalg.norm(serial.predict(X)))
         out["serial_n_iter"] = serial.n_iter_
+    return out
+
+
+def search():
+    """KernelGridSearchCV over 2 ranks (each with an uneven share of the rows) against the
+    same search in one process on all the rows."""
+    from skylite.model_selection import KernelGridSearchCV
+    X, y = data(600)
+    cut = 250 if rank == 0 else 600          # uneven shares: the folds are by global row id
+    mine = slice(0, cut) if rank == 0 else slice(250, 600)
+    grid = {"sigma": [0.3, 1.0], "C": [1.0, 10.0]}
+    est = KernelSVC(n_features=128, tol=1e-5, max_iter=3000, n_threads=1, early_stopping=False)
+    search = KernelGridSearchCV(clone(est).set_params(comm=comm), grid, cv=3, racing=False)
+    search.fit(X[mine], y[mine])
+    out = {"best_params": search.best_params_,
+           "mean": search.cv_results_["mean_test_score"].tolist(),
+           "score": search.score(X[mine], y[mine])}
+    if rank == 0:
+        serial = KernelGridSearchCV(est, grid, cv=3, racing=False).fit(X, y)
+        out["serial_best_params"] = serial.best_params_
+        out["serial_mean"] = serial.cv_results_["mean_test_score"].tolist()
+        out["serial_score"] = serial.score(X, y)
     return out
 
 

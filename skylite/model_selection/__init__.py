@@ -1,0 +1,11 @@
+"""Model selection that shares work between the models it compares.
+
+`KernelGridSearchCV` is scikit-learn's `GridSearchCV` for skylite estimators: the grid
+points of one kernel setting share their setup per fold (features, caches, the
+early-stopping split), the values of C are solved as a warm-started regularization path,
+and racing stops fitting grid points that are clearly behind (docs/tuning.md).
+"""
+from ._search import KernelGridSearchCV
+from ._racing import RACING_STANDARD_ERRORS
+
+__all__ = ["KernelGridSearchCV", "RACING_STANDARD_ERRORS"]

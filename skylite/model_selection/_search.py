@@ -1,0 +1,314 @@
+"""KernelGridSearchCV: an exhaustive grid search over a skylite estimator that shares work.
+
+For each fold, the grid points that differ only in the regularization (C for the
+classifiers, alpha otherwise) form one regularization path, solved on one setup by the
+estimator's `fit_path` (skylite._path): the input checks, the target coding, the feature
+map (bandwidth, landmarks, layout), the early-stopping split, the memory plan and the
+cached feature blocks are made once per fold and kernel setting and serve every C, each C
+solved from the previous one's model, from strong to weak regularization.  Racing
+(skylite.model_selection._racing) stops fitting grid points that are clearly behind after
+the first folds.  The folds are by global row id (skylite.model_selection._folds), so the
+search gives the same folds under any number of MPI ranks.
+"""
+import numbers
+import time
+
+import numpy as np
+from scipy.stats import rankdata
+from sklearn.base import clone
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import ParameterGrid
+from sklearn.model_selection._search import BaseSearchCV
+
+from .._path import path_parameter
+from .._validation import check_positive, take_rows
+from ._folds import Folds
+from ._racing import surviving
+
+__all__ = ["KernelGridSearchCV"]
+
+
+class KernelGridSearchCV(BaseSearchCV):
+    """Exhaustive search over a grid of a skylite estimator's parameters, by
+    cross-validation, sharing work between grid points (module docstring).
+
+    A drop-in for scikit-learn's `GridSearchCV` over `KernelSVC`,
+    `KernelLogisticRegression`, `KernelRidge`, `KernelLADRegression` and `KernelMachine`:
+    the same grid, folds, scores and fitted attributes.  Grid points that differ only in C
+    (or alpha) share one setup per fold and kernel setting; the others are separate fits.
+    Each fold model is the model an independent fit on the fold's training rows gives (up
+    to the solver's tolerance), and its score comes from the fold's test rows only: the
+    estimator's early stopping, when on, holds out part of the fold's training rows.
+
+    Parameters
+    ----------
+    estimator : skylite estimator
+        The estimator to tune (cloned; its `comm` makes the search collective).
+    param_grid : dict or list of dicts
+        Parameter names to lists of values, as for GridSearchCV.
+    cv : int, cross-validation generator or iterable, default=5
+        The folds: an int k is StratifiedKFold(k) for a classifier, KFold(k) otherwise
+        (over every rank's rows, by global row id).
+    scoring : None, str or callable, default=None
+        None: the estimator's `score` (accuracy or R^2); else a scikit-learn scorer
+        (single metric; under MPI only None, whose score is collective).
+    refit : bool, default=True
+        Refit the best grid point on all the rows (``best_estimator_``).
+    racing : bool, default=True
+        Drop grid points whose accuracy is clearly behind after a fold
+        (skylite.model_selection._racing; accuracy scoring only).  False: every grid
+        point runs every fold.
+    verbose : int, default=0
+        1: a line per grid point and fold (its score, fit time and iterations) and one per
+        racing decision; on the root rank only under MPI.
+
+    Attributes
+    ----------
+    cv_results_ : dict of arrays
+        As GridSearchCV's: mean/std fit and score times, ``param_<name>``, ``params``,
+        ``split<k>_test_score``, mean/std/rank test score.  A grid point dropped by racing
+        has NaN for the folds it did not run, its mean over those it ran, and ranks after
+        every point that ran all folds.
+    best_index_, best_params_, best_score_ : int, dict, float
+        The best grid point (rank 1) among those that ran every fold.
+    best_estimator_ : estimator
+        The best grid point refitted on all the rows (refit=True).
+    refit_time_ : float
+        Seconds of that refit.
+    n_splits_ : int
+        The number of folds.
+    scorer_ : callable
+        The scorer used.
+    dropped_after_ : ndarray of int, shape (n_candidates,)
+        For each grid point, the fold after which racing dropped it (0-based), or -1.
+    """
+
+    def __init__(self, estimator, param_grid, *, cv=5, scoring=None, refit=True,
+                 racing=True, verbose=0):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.racing = racing
+        self.verbose = verbose
+        # what scikit-learn's BaseSearchCV methods read
+        self.n_jobs, self.pre_dispatch, self.error_score = None, None, np.nan
+        self.return_train_score = False
+
+    def fit(self, X, y, **fit_params):
+        """Run the search on rows X and targets y (this rank's rows under MPI).
+
+        Parameters
+        ----------
+        X : array-like or CSR matrix of shape (n, d)
+            Training rows.
+        y : array-like of shape (n,) or (n, m)
+            Class labels or real targets.
+
+        Returns
+        -------
+        self : KernelGridSearchCV
+
+        Notes
+        -----
+        Every argument is checked before any fit: an empty grid, an unknown parameter, a
+        bad value (e.g. C <= 0), more folds than rows or a class missing from a fold's
+        training rows raise ValueError at once.  A search that raises or is interrupted
+        leaves this object as it was.
+        """
+        if fit_params:
+            raise TypeError(f"KernelGridSearchCV.fit takes no fit parameters, got "
+                            f"{sorted(fit_params)}")
+        before = dict(self.__dict__)
+        try:
+            return self._search(X, y)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    # ---- the checks made before any fit ----
+
+    def _checked(self):
+        """(the base estimator, the grid's candidates, the scorer, whether racing applies)."""
+        if not hasattr(self.estimator, "fit_path"):
+            raise ValueError(f"estimator must be a skylite estimator (KernelSVC, "
+                             f"KernelRidge, ...), got {self.estimator!r}")
+        if not isinstance(self.refit, bool):
+            raise ValueError(f"refit must be True or False, got {self.refit!r}")
+        if not isinstance(self.racing, bool):
+            raise ValueError(f"racing must be True or False, got {self.racing!r}")
+        if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
+            raise ValueError(f"verbose must be an int >= 0, got {self.verbose!r}")
+        base = clone(self.estimator)
+        grid = self.param_grid
+        if not grid or (isinstance(grid, (list, tuple)) and not all(grid)):
+            raise ValueError(f"param_grid is empty: give each parameter a non-empty list "
+                             f"of values, got {grid!r}")
+        candidates = list(ParameterGrid(grid))
+        valid = base.get_params(deep=False)
+        for candidate in candidates:
+            unknown = sorted(set(candidate) - set(valid))
+            if unknown:
+                raise ValueError(f"unknown parameter {unknown[0]!r} for "
+                                 f"{type(base).__name__}; its parameters are "
+                                 f"{sorted(valid)}")
+            _check_candidate(clone(base).set_params(**candidate), candidate)
+        if isinstance(self.scoring, (list, tuple, set, dict)):
+            raise ValueError("KernelGridSearchCV takes one scoring (a str, a callable or "
+                             "None), not several")
+        if self.scoring is not None and base.comm is not None:
+            raise ValueError("under a communicator scoring must be None (the estimator's "
+                             "collective score)")
+        scorer = check_scoring(base, self.scoring)
+        accuracy = base.is_classifier and self.scoring in (None, "accuracy")
+        return base, candidates, scorer, accuracy
+
+    # ---- the search ----
+
+    def _search(self, X, y):
+        base, candidates, scorer, accuracy = self._checked()
+        dist = base._distributed()
+        X, y = dist.agree(clone(base)._validate_training_rows, X, y)
+        folds = Folds(self.cv, y, base.is_classifier, dist)
+        name = path_parameter(base, varied={k for c in candidates for k in c})
+        paths = _paths(base, candidates, name)
+        n, k_folds = len(candidates), folds.n_splits
+        scores = np.full((n, k_folds), np.nan)
+        fit_times, score_times = np.zeros((n, k_folds)), np.zeros((n, k_folds))
+        alive, dropped = np.ones(n, dtype=bool), np.full(n, -1)
+        scored_rows = 0
+        say = (lambda text: print(text, flush=True)) if (self.verbose and dist.is_root) else (
+            lambda text: None)
+        for k, (train, test) in enumerate(folds.splits):
+            X_fit, y_fit = take_rows(X, train), y[train]
+            X_test, y_test = take_rows(X, test), y[test]
+            for fixed, members in paths:
+                run = [i for i in members if alive[i]]
+                if not run:
+                    continue
+                estimator = clone(base).set_params(**fixed)
+                values = [candidates[i].get(name, base.get_params()[name]) for i in run]
+                solved = iter(run)
+                clock = [time.perf_counter()]
+
+                def on_model(model):
+                    i = next(solved)
+                    fit_times[i, k] = time.perf_counter() - clock[0]
+                    start = time.perf_counter()
+                    scores[i, k] = scorer(model, X_test, y_test)
+                    score_times[i, k] = time.perf_counter() - start
+                    say(f"[fold {k + 1}/{k_folds}] {_describe(candidates[i])}: score "
+                        f"{scores[i, k]:.4f} ({fit_times[i, k]:.1f} s, "
+                        f"{model.n_iter_} iterations)")
+                    clock[0] = time.perf_counter()
+
+                estimator.fit_path(X_fit, y_fit, values, on_model=on_model)
+            scored_rows += int(dist.sum_to_all(np.array([len(test)]))[0])
+            if self.racing and accuracy and k < k_folds - 1:
+                still = surviving(scores[:, :k + 1], alive, scored_rows)
+                dropped[alive & ~still] = k
+                if (alive & ~still).any():
+                    say(f"racing: {int((alive & ~still).sum())} grid point(s) clearly behind "
+                        f"after fold {k + 1} are not fitted on the others")
+                alive = still
+        self._set_results(candidates, scores, fit_times, score_times, alive)
+        self.dropped_after_ = dropped
+        self.scorer_, self.multimetric_, self.n_splits_ = scorer, False, k_folds
+        if self.refit:
+            estimator = clone(base).set_params(**self.best_params_)
+            start = time.perf_counter()
+            self.best_estimator_ = estimator.fit(X, y)
+            self.refit_time_ = time.perf_counter() - start
+            say(f"refit {_describe(self.best_params_)} on all {folds.n_rows} rows: "
+                f"{self.refit_time_:.1f} s")
+        return self
+
+    def _set_results(self, candidates, scores, fit_times, score_times, complete):
+        """cv_results_ and the best grid point, with GridSearchCV's keys and meanings."""
+        results = {"mean_fit_time": np.nanmean(np.where(scores == scores, fit_times, np.nan),
+                                                axis=1),
+                   "std_fit_time": np.nanstd(np.where(scores == scores, fit_times, np.nan),
+                                             axis=1),
+                   "mean_score_time": np.nanmean(np.where(scores == scores, score_times,
+                                                          np.nan), axis=1),
+                   "std_score_time": np.nanstd(np.where(scores == scores, score_times,
+                                                        np.nan), axis=1)}
+        for key in sorted({k for c in candidates for k in c}):
+            results[f"param_{key}"] = _masked_column(candidates, key)
+        results["params"] = candidates
+        for k in range(scores.shape[1]):
+            results[f"split{k}_test_score"] = scores[:, k]
+        mean = np.nanmean(scores, axis=1)
+        results["mean_test_score"] = mean
+        results["std_test_score"] = np.nanstd(scores, axis=1)
+        # the points that ran every fold first, each group by decreasing mean (ties: min)
+        key = np.where(complete, mean, np.nan)
+        ranks = rankdata(-np.nan_to_num(key, nan=-np.inf), method="min")
+        behind = ~complete
+        if behind.any():
+            ranks[behind] = complete.sum() + rankdata(-mean[behind], method="min")
+        results["rank_test_score"] = ranks.astype(np.int32)
+        self.cv_results_ = results
+        self.best_index_ = int(np.argmin(ranks))
+        self.best_params_ = candidates[self.best_index_]
+        self.best_score_ = float(mean[self.best_index_])
+
+
+def _check_candidate(estimator, candidate):
+    """The checks of a grid point's parameters that need no data (ValueError naming the
+    parameter): the loss, early stopping, the engine options, C and the bandwidth."""
+    try:
+        estimator._loss_object()
+        estimator._patience()
+        estimator._engine_settings()
+        if "C" in estimator.get_params(deep=False):
+            check_positive(estimator.C, "C")
+            if estimator.alpha is not None and estimator.C != 1.0:
+                raise ValueError("give C or alpha, not both")
+        for bandwidth in ("sigma", "gamma"):
+            value = getattr(estimator, bandwidth, None)
+            if value is not None and not (isinstance(value, str) and value == "scale"):
+                check_positive(value, bandwidth)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"grid point {candidate}: {error}") from None
+
+
+def _paths(base, candidates, name):
+    """The regularization paths of the grid: [(the fixed parameters, the candidate indices
+    from strong to weak regularization)], one per setting of the other parameters."""
+    groups = {}
+    for i, candidate in enumerate(candidates):
+        fixed = {k: v for k, v in candidate.items() if k != name}
+        groups.setdefault(repr(sorted(fixed.items(), key=lambda kv: kv[0])),
+                          (fixed, []))[1].append(i)
+    default = base.get_params()[name]
+    strength = (lambda i: candidates[i].get(name, default)) if name == "C" else (
+        lambda i: -candidates[i].get(name, default))
+    paths = []
+    for fixed, members in groups.values():
+        members.sort(key=strength)
+        if name in candidates[members[0]]:
+            fixed = {**fixed, name: candidates[members[0]][name]}
+        paths.append((fixed, members))
+    return paths
+
+
+def _masked_column(candidates, key):
+    """param_<key> of cv_results_: the values, masked where a grid point lacks the key."""
+    values = [c.get(key) for c in candidates]
+    mask = [key not in c for c in candidates]
+    present = [v for v, m in zip(values, mask) if not m]
+    numeric = all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in present)
+    dtype = np.result_type(*present) if numeric and present else object
+    column = np.ma.MaskedArray(np.empty(len(values), dtype=dtype), mask=mask)
+    for i, (v, m) in enumerate(zip(values, mask)):
+        if not m:
+            column[i] = v
+    return column
+
+
+def _describe(params):
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in params.items())

@@ -1,0 +1,186 @@
+"""KernelGridSearchCV and the regularization path it is built on (`fit_path`): fold models
+equal independent fits, the results equal GridSearchCV's, racing, bad input, interruption.
+Data: pendigits rows shipped with skylite (16 features, 10 classes)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+from skylite import KernelLogisticRegression, KernelRidge, KernelSVC
+from skylite.datasets import load_pendigits
+from skylite.model_selection import KernelGridSearchCV
+from skylite.model_selection._racing import racing_margin, surviving
+
+pytestmark = pytest.mark.filterwarnings("ignore:BlockADMM stopped at max_iter")
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_pendigits()[:2]
+    return X[:900].astype(np.float64) / 100.0, y[:900]
+
+
+def svc(**kw):
+    kw = {"n_features": 128, "tol": 1e-4, "max_iter": 3000, "early_stopping": False, **kw}
+    return KernelSVC(**kw)
+
+
+def test_each_value_of_a_path_equals_an_independent_fit(digits):
+    X, y = digits
+    tight = svc(tol=1e-7, max_iter=20000, sigma=0.5)
+    models = tight.fit_path(X, y, [0.5, 5.0, 50.0])
+    assert [m.C for m in models] == [0.5, 5.0, 50.0] and tight.C == 50.0
+    for model in models:
+        alone = clone(tight).set_params(C=model.C).fit(X, y)
+        a, b = model.objective(X, y), alone.objective(X, y)
+        assert abs(a - b) <= 1e-4 * abs(b), (model.C, a, b)
+        assert model.alpha_ == pytest.approx(1.0 / (len(y) * model.C))
+
+
+def test_a_path_over_alpha_for_a_regressor_falls_back_to_separate_fits_exactly(digits):
+    X, y = digits
+    target = X[:, 0] + X[:, 1] ** 2
+    est = KernelRidge(n_features=64, sigma=1.0)             # closed form: nothing to share
+    models = est.fit_path(X, target, [1e-2, 1e-4])
+    for model in models:
+        alone = clone(est).set_params(alpha=model.alpha).fit(X, target)
+        np.testing.assert_allclose(model.coef_, alone.coef_, rtol=1e-12)
+
+
+def test_a_failing_path_leaves_the_estimator_as_it_was(digits):
+    X, y = digits
+    est = svc(sigma=0.5).fit(X, y)
+    coef = est.coef_.copy()
+    with pytest.raises(ValueError, match="C"):
+        est.fit_path(X, y, [1.0, -1.0])
+    with pytest.raises(ValueError, match="non-empty"):
+        est.fit_path(X, y, [])
+
+    def stop(model):
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        est.fit_path(X, y, [3.0, 30.0], on_model=stop)
+    assert est.C == 1.0
+    np.testing.assert_array_equal(est.coef_, coef)
+
+
+GRID = {"sigma": [0.3, 1.0], "C": [1.0, 10.0, 100.0]}
+
+
+def test_the_search_equals_grid_search_cv_without_racing(digits):
+    X, y = digits
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    ours = KernelGridSearchCV(svc(), GRID, cv=cv, racing=False).fit(X, y)
+    theirs = GridSearchCV(svc(), GRID, cv=cv).fit(X, y)
+    assert sorted(ours.cv_results_) == sorted(theirs.cv_results_)
+    assert ours.cv_results_["params"] == theirs.cv_results_["params"]
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"],
+                               theirs.cv_results_["mean_test_score"], atol=1e-3)
+    assert ours.best_params_ == theirs.best_params_
+    assert ours.best_index_ == theirs.best_index_ and ours.n_splits_ == 3
+    assert abs(ours.score(X, y) - theirs.score(X, y)) <= 1e-3
+    assert ours.refit_time_ > 0 and (ours.dropped_after_ == -1).all()
+    np.testing.assert_array_equal(ours.predict(X[:50]), ours.best_estimator_.predict(X[:50]))
+    for name in ("param_C", "param_sigma"):
+        np.testing.assert_array_equal(ours.cv_results_[name], theirs.cv_results_[name])
+
+
+def test_the_search_takes_other_scorers_and_regressors(digits):
+    X, y = digits
+    target = X[:, 0] - X[:, 3] * X[:, 2]
+    grid = {"alpha": [1e-2, 1e-4], "sigma": [1.0]}
+    est = KernelRidge(n_features=64)
+    ours = KernelGridSearchCV(est, grid, cv=3, scoring="neg_mean_squared_error").fit(X, target)
+    theirs = GridSearchCV(est, grid, cv=3, scoring="neg_mean_squared_error").fit(X, target)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"],
+                               theirs.cv_results_["mean_test_score"], rtol=1e-9)
+    logistic = KernelGridSearchCV(KernelLogisticRegression(n_features=64, tol=1e-4),
+                                  {"C": [1.0, 10.0]}, cv=2).fit(X, y)
+    assert logistic.best_score_ > 0.8
+
+
+def test_racing_drops_a_point_clearly_behind_and_keeps_the_choice(digits):
+    X, y = digits
+    grid = {"sigma": [0.02, 0.5], "C": [1.0, 10.0]}      # sigma = 0.02: far too narrow
+    raced = KernelGridSearchCV(svc(), grid, cv=3).fit(X, y)
+    full = KernelGridSearchCV(svc(), grid, cv=3, racing=False).fit(X, y)
+    narrow = [i for i, p in enumerate(raced.cv_results_["params"]) if p["sigma"] == 0.02]
+    assert all(raced.dropped_after_[i] == 0 for i in narrow)
+    assert all(np.isnan(raced.cv_results_["split2_test_score"][i]) for i in narrow)
+    assert all(raced.cv_results_["rank_test_score"][i] > 2 for i in narrow)
+    assert raced.best_params_ == full.best_params_
+    assert raced.cv_results_["mean_fit_time"][narrow].sum() > 0
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=2, max_size=8), st.integers(10, 10**5))
+def test_racing_keeps_the_best_and_every_point_within_the_margin(means, rows):
+    scores = np.array(means)[:, None]
+    kept = surviving(scores, np.ones(len(means), dtype=bool), rows)
+    best = max(means)
+    assert kept[int(np.argmax(means))]
+    for mean, keep in zip(means, kept):
+        assert keep == (mean >= best - racing_margin(best, rows))
+
+
+@pytest.mark.parametrize("grid, cv, message", [
+    ({}, 3, "param_grid is empty"),
+    ({"C": []}, 3, "non-empty"),
+    ({"bogus": [1]}, 3, "unknown parameter 'bogus'"),
+    ({"C": [1.0, 0.0]}, 3, "C"),
+    ({"C": [1.0, -2.0]}, 3, "C"),
+    ({"sigma": [1.0, -1.0]}, 3, "sigma"),
+    ({"tol": ["x"]}, 3, "tol"),
+    ({"C": [1.0]}, 901, "901 folds need at least 901 rows"),
+])
+def test_bad_input_is_refused_before_any_fit(digits, monkeypatch, grid, cv, message):
+    X, y = digits
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("a fit ran before the input was checked")
+    monkeypatch.setattr(KernelSVC, "fit_path", no_fit)
+    with pytest.raises(ValueError, match=message):
+        KernelGridSearchCV(svc(), grid, cv=cv).fit(X, y)
+
+
+def test_a_class_missing_from_a_fold_is_refused_before_any_fit(digits, monkeypatch):
+    X, y = digits
+    order = np.argsort(y, kind="stable")
+    X, y = X[order], y[order]
+    folds = [(np.flatnonzero(y != 0), np.flatnonzero(y == 0)),
+             (np.flatnonzero(y != 1), np.flatnonzero(y == 1))]
+    monkeypatch.setattr(KernelSVC, "fit_path", lambda *a, **k: pytest.fail("fitted"))
+    with pytest.raises(ValueError, match="fold 0's training rows hold no row of class 0"):
+        KernelGridSearchCV(svc(), {"C": [1.0]}, cv=folds).fit(X, y)
+
+
+def test_an_interrupted_search_leaves_the_search_as_it_was(digits):
+    X, y = digits
+    search = KernelGridSearchCV(svc(), {"C": [1.0, 10.0], "sigma": [0.5]}, cv=2).fit(X, y)
+    results, best = search.cv_results_, search.best_estimator_
+    calls = []
+
+    def scorer(model, X, y):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return model.score(X, y)
+    search.set_params(scoring=scorer)
+    with pytest.raises(KeyboardInterrupt):
+        search.fit(X, y)
+    assert search.cv_results_ is results and search.best_estimator_ is best
+    fresh = KernelGridSearchCV(svc(), {"C": [1.0]}, cv=2, scoring=scorer)
+    calls.clear()
+    calls.extend([1, 1])
+    with pytest.raises(KeyboardInterrupt):
+        fresh.fit(X, y)
+    assert not hasattr(fresh, "cv_results_") and not hasattr(fresh, "best_estimator_")
+
+
+def test_verbose_prints_a_line_per_grid_point_and_fold(digits, capsys):
+    X, y = digits
+    KernelGridSearchCV(svc(), {"C": [1.0, 10.0], "sigma": [0.5]}, cv=2, verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("[fold ") for line in lines) == 4
+    assert "iterations" in lines[0] and lines[-1].startswith("refit")
