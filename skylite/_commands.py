@@ -1,4 +1,4 @@
-"""What the `skylite` commands do: train, predict and demo (skylite.cli parses the command
+"""What the `skylite` commands do: train, predict, tune and demo (skylite.cli parses the command
 line and calls these with its arguments and the run's `Distributed`)."""
 import contextlib
 import os
@@ -138,6 +138,83 @@ def _make_model(args, dist):
 
 def _format_score(value, metric):
     return f"{100 * value:.2f}%" if metric == "accuracy" else f"{value:.4f}"
+
+
+# ---- tune ----
+
+#: `skylite tune`'s regularization values when none are given: LIBSVM grid.py's C range
+#: (2^-1 ... 2^11, every 2 in log2) and, for the regressors, three decades of alpha
+TUNE_DEFAULTS = {"C": [2.0 ** k for k in range(-1, 12, 2)], "alpha": [1e-2, 1e-4, 1e-6]}
+
+
+def tune(args, dist):
+    """Cross-validate the grid, print the table and the best pair, write the best model
+    (and the heatmap); collective under mpiexec, rank 0 prints and writes."""
+    from .model_selection import KernelGridSearchCV
+    say = print if dist.is_root else (lambda *a, **k: None)
+    for path, what in ((args.model, "the model"), (args.plot, "the plot")):
+        if path:
+            dist.agree(lambda p=path, w=what: _check_writable(p, w) if dist.is_root else None)
+    X, y = read_rows(args.train, part="train", n_features=args.input_features,
+                     zero_based=args.zero_based, comm=dist,
+                     **_array_options(args, labels=True))
+    if y is None:
+        raise ValueError(f"{args.train}: no labels (y) to tune on")
+    if args.threads is None and not dist.serial:
+        args.threads = max(1, (os.cpu_count() or 1) // dist.ranks_on_node())
+    cls = PRESETS[args.loss]
+    estimator = cls(kernel=args.kernel, n_features=args.features, method=args.method,
+                    precision=args.precision, random_state=args.seed,
+                    n_threads=args.threads, comm=None if dist.serial else dist.comm)
+    name = "C" if "C" in estimator.get_params() else "alpha"
+    grid = {name: getattr(args, name) or TUNE_DEFAULTS[name]}
+    if args.sigma:
+        grid["sigma"] = args.sigma
+    n_rows = int(dist.sum_to_all(np.array([X.shape[0]]))[0])
+    points = int(np.prod([len(v) for v in grid.values()]))
+    say(f"{args.train}: {n_rows} rows, {X.shape[1]} features; {points} grid points x "
+        f"{args.cv} folds")
+    start = time.perf_counter()
+    search = KernelGridSearchCV(estimator, grid, cv=args.cv, racing=args.racing,
+                                verbose=0 if args.quiet else 1).fit(X, y)
+    metric = "accuracy" if estimator.is_classifier else "R^2"
+    for line in _search_table(search, name, metric):
+        say(line)
+    best = search.best_params_
+    sigma = best.get("sigma", search.best_estimator_.sigma_)
+    say(f"best: sigma={sigma:g} {name}={best[name]:g} (log2 {name} = "
+        f"{np.log2(best[name]):g}), CV {metric} {_format_score(search.best_score_, metric)}; "
+        f"search and refit {time.perf_counter() - start:.1f}s")
+    search.best_estimator_.save(args.model)
+    say(f"model written to {args.model}")
+    if args.plot and dist.is_root:
+        import matplotlib
+        matplotlib.use("Agg")
+        from .plotting import plot_search
+        ax = plot_search(search, x=name, y="sigma" if args.sigma else None,
+                         title=f"{args.train}: mean {args.cv}-fold CV {metric}")
+        ax.figure.savefig(args.plot, dpi=120)
+        say(f"heatmap written to {args.plot}")
+    return 0
+
+
+def _search_table(search, name, metric):
+    """The mean CV scores as lines of a table: a row per sigma, a column per value of
+    `name` (C or alpha); '-' marks a pair racing dropped (its mean is over fewer folds)."""
+    params = search.cv_results_["params"]
+    values = sorted({p[name] for p in params})
+    sigmas = sorted({p.get("sigma") for p in params}, key=lambda s: (s is None, s))
+    cell = {(p.get("sigma"), p[name]): (score, dropped >= 0) for p, score, dropped in zip(
+        params, search.cv_results_["mean_test_score"], search.dropped_after_)}
+    lines = [f"{'sigma':>8} " + " ".join(f"{f'{name}=2^{np.log2(v):g}':>10}" for v in values)]
+    for sigma in sigmas:
+        row = [f"{'scale' if sigma is None else f'{sigma:g}':>8}"]
+        for v in values:
+            score, dropped = cell[(sigma, v)]
+            text = _format_score(score, metric) + ("-" if dropped else "")
+            row.append(f"{text:>10}")
+        lines.append(" ".join(row))
+    return lines
 
 
 # ---- predict ----

@@ -4,6 +4,8 @@
                   [--n-iter-no-change N] [--kernel K] [--sigma S] [--loss L] [--reg R]
                   [--alpha A] [--features S] [--blocks C] [--iters N] [--threads T] [--seed N]
     skylite predict MODEL TEST [--output FILE] [--decision-values]
+    skylite tune TRAIN -m MODEL [--sigma LIST] [--C LIST | --alpha LIST] [--cv K]
+                 [--plot FILE] [--kernel K] [--loss L] [--features S] [--threads T]
     skylite demo
 
 Inputs are LIBSVM/svmlight text (plain or gzipped; one-based feature indices unless
@@ -191,6 +193,13 @@ COMMANDS = {
               "exact)."),
     "predict": ("predict with a saved model",
                 "Predict TEST rows with MODEL; prints accuracy (or R^2) when TEST has labels."),
+    "tune": ("choose sigma and C by cross-validation, and train the best",
+             "Cross-validate every pair of --sigma and --C (or --alpha) values on TRAIN, "
+             "print the mean scores as a table and the best pair, and train the best on all "
+             "of TRAIN into MODEL (skylite.model_selection.KernelGridSearchCV: the values "
+             "of C of one sigma share their setup in each fold).  LIST: comma-separated "
+             "values (1,10,100), each may be a power of two (2^-3), or a log2 range "
+             "START:STOP:STEP as LIBSVM's grid.py (2^-1:2^11:2 is 2^-1, 2^1, ..., 2^11)."),
     "demo": ("train on pendigits (shipped): kernel vs linear",
              "Train a linear and a Gaussian kernel SVM on UCI pendigits (shipped with "
              "skylite) and print their test accuracies."),
@@ -208,9 +217,10 @@ def build_parser(options_of=tuple(COMMANDS)):
                         help="print skylite's version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                      parser_class=_Parser,
-                                     help="train, predict or demo (skylite COMMAND --help)")
+                                     help="train, predict, tune or demo (skylite COMMAND "
+                                          "--help)")
     add_options = {"train": _train_options, "predict": _predict_options,
-                   "demo": _demo_options}
+                   "tune": _tune_options, "demo": _demo_options}
     for name, (summary, description) in COMMANDS.items():
         p = commands.add_parser(name, help=summary, description=description)
         if name in options_of:
@@ -360,6 +370,97 @@ def _train_options(p):
     p.add_argument("-q", "--quiet", action="store_true", help="no per-iteration lines")
     _add_input_options(p)
     p.set_defaults(check=lambda args, parser: _check_applicable(args, parser, later))
+
+
+def parse_values(text):
+    """A LIST of positive values: '1,10,100', '2^-3,2^0', or the log2 range
+    'START:STOP:STEP' of LIBSVM's grid.py, START * 2^(k STEP) for k = 0, 1, ... up to STOP
+    ('2^-1:2^11:2' -> 2^-1, 2^1, ..., 2^11)."""
+    def number(item):
+        item = item.strip()
+        try:
+            value = 2.0 ** float(item[2:]) if item.startswith("2^") else float(item)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"not a number: {item!r}") from None
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(f"values must be finite and > 0, got {item!r}")
+        return value
+    if ":" in text:
+        parts = text.split(":")
+        if len(parts) != 3:
+            raise argparse.ArgumentTypeError(f"a range is START:STOP:STEP, got {text!r}")
+        start, stop = number(parts[0]), number(parts[1])
+        try:
+            step = float(parts[2])
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a log2 step: {parts[2]!r}") from None
+        if not (step > 0 and stop >= start) or (stop / start) > 2.0 ** (64 * step):
+            raise argparse.ArgumentTypeError(f"a range needs START <= STOP and a log2 STEP "
+                                             f"> 0 (at most 64 values), got {text!r}")
+        values, k = [], 0
+        while start * 2.0 ** (k * step) <= stop * (1 + 1e-12):
+            values.append(start * 2.0 ** (k * step))
+            k += 1
+        return values
+    values = [number(item) for item in text.split(",") if item.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError("an empty list of values")
+    return values
+
+
+def _tune_options(p):
+    from .estimators import KERNEL_NAMES, PRESETS
+    default = _defaults()
+    p.add_argument("train", metavar="TRAIN",
+                   help="training data (LIBSVM text, .gz, .npz, .npy or HDF5 .h5)")
+    p.add_argument("-m", "--model", required=True, metavar="MODEL",
+                   help="where to write the best model, trained on all of TRAIN")
+    p.add_argument("--sigma", type=parse_values, metavar="LIST",
+                   help="bandwidths to try (default: scikit-learn's gamma='scale' only)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--C", dest="C", type=parse_values, metavar="LIST",
+                   help="hinge and logistic: values of C (alpha = 1/(n C)) (default: "
+                        "2^-1:2^11:2)")
+    g.add_argument("--alpha", type=parse_values, metavar="LIST",
+                   help="squared and lad: regularization weights (default: 1e-2,1e-4,1e-6)")
+    p.add_argument("--cv", type=_positive(int), default=5, help="folds (stratified by class)")
+    p.add_argument("--plot", metavar="FILE",
+                   help="write a heatmap of the mean scores over log2 C and sigma (.png, "
+                        ".svg, .pdf; needs matplotlib)")
+    p.add_argument("--no-racing", dest="racing", action="store_false",
+                   help="fit every pair on every fold (default: pairs clearly behind after a "
+                        "fold are dropped)")
+    p.add_argument("--kernel", default=default["kernel"], choices=KERNEL_NAMES,
+                   help="the kernel")
+    p.add_argument("--loss", default="hinge", choices=sorted(PRESETS),
+                   help="hinge, logistic (classification), squared, lad (regression)")
+    p.add_argument("--method", help="feature map method, as for train (default: the "
+                                    "kernel's first)")
+    p.add_argument("--features", type=_positive(int), default=default["n_features"],
+                   help="random features s")
+    p.add_argument("--precision", default=default["precision"],
+                   choices=("float32", "float64"), help="precision of the feature transform")
+    p.add_argument("--seed", type=int, default=default["random_state"],
+                   help="random seed of the feature map and of nothing else")
+    p.add_argument("--threads", type=_positive(int),
+                   help="threads per process (default: the OpenMP limit in force, at most "
+                        "the usable cores)")
+    p.add_argument("--input-features", dest="input_features", type=_positive(int),
+                   help="columns of a LIBSVM file (default: its largest index)")
+    p.add_argument("--zero-based", dest="zero_based", action="store_true",
+                   help="LIBSVM feature indices start at 0 (default: 1, as LIBSVM)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no line per grid point and fold")
+    _add_input_options(p)
+
+    def check(args, parser):
+        _check_input_options(args, parser)
+        classifier = args.loss in ("hinge", "logistic")
+        if classifier and args.alpha is not None:
+            parser.error("--alpha applies only with --loss squared or lad (use --C)")
+        if not classifier and args.C is not None:
+            parser.error("--C applies only with --loss hinge or logistic (use --alpha)")
+    p.set_defaults(check=check)
 
 
 def _predict_options(p):

@@ -1,4 +1,6 @@
-"""Pictures of a fitted model's ADMM run, drawn from its ``history_`` with matplotlib.
+"""Pictures drawn with matplotlib: a fitted model's ADMM run (``plot_history``, from its
+``history_``) and a grid search's mean cross-validation scores (``plot_search``, from its
+``cv_results_``).
 
 matplotlib is optional: install it with ``pip install "skylite[plot]"`` (the ``docs`` extra
 has it too).  ``import skylite.plotting`` works without it; drawing raises ImportError
@@ -6,7 +8,7 @@ naming the extra.
 """
 import numpy as np
 
-__all__ = ["plot_history"]
+__all__ = ["plot_history", "plot_search"]
 
 _X_AXES = {"iteration": "iteration", "seconds": "seconds since the fit started"}
 
@@ -52,11 +54,7 @@ def plot_history(model, *, x="iteration", axes=None, label=None):
     ImportError
         If matplotlib is not installed.
     """
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError('skylite.plotting needs matplotlib: pip install "skylite[plot]" '
-                          '(or the "docs" extra)') from exc
+    plt = _pyplot()
     if x not in _X_AXES:
         raise ValueError(f"x must be one of {sorted(_X_AXES)}, got {x!r}")
     history = getattr(model, "history_", model)
@@ -116,3 +114,99 @@ def _plot_validation(panel, history, t, color, label, best_iteration):
                        label="_" if marked else "kept iteration")
             panel.legend(handles=[line for line in panel.get_lines()
                                   if line.get_label() == "kept iteration"], loc="best")
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError('skylite.plotting needs matplotlib: pip install "skylite[plot]" '
+                          '(or the "docs" extra)') from exc
+    return plt
+
+
+def plot_search(search, *, x="C", y=None, ax=None, title=None):
+    """Draw a grid search's mean cross-validation score as a heatmap over two parameters.
+
+    One cell per pair of values of `x` (columns, log2 scale for C, alpha and gamma, as
+    LIBSVM's grid.py) and `y` (rows), coloured by ``mean_test_score`` and labelled with it
+    (as a percentage for accuracy); the best grid point is outlined.  Grid points that
+    racing dropped are hatched: their mean is over the folds they ran.  Where several grid
+    points share a cell (a third parameter), the cell shows the best of them.
+
+    Parameters
+    ----------
+    search : fitted KernelGridSearchCV or GridSearchCV
+        Anything with ``cv_results_`` and ``best_index_``.
+    x : str, default="C"
+        The parameter along the horizontal axis.
+    y : str or None, default=None
+        The parameter along the vertical axis; None: the other parameter of the grid
+        (sigma, gamma, ...), or a single row if the grid has only `x`.
+    ax : matplotlib Axes or None, default=None
+        Where to draw; None makes a new figure.
+    title : str or None, default=None
+        The title; None says what is drawn.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    plt = _pyplot()
+    results = search.cv_results_
+    names = [key[len("param_"):] for key in results if key.startswith("param_")]
+    if x not in names:
+        raise ValueError(f"x={x!r} is not a parameter of the search; it has {names}")
+    if y is None:
+        others = [name for name in names if name != x]
+        y = others[0] if others else None
+    elif y not in names or y == x:
+        raise ValueError(f"y={y!r} must be another parameter of the search; it has {names}")
+    params = results["params"]
+    xs = sorted({p[x] for p in params if x in p})
+    ys = sorted({p[y] for p in params if y in p}) if y is not None else [None]
+    mean = np.asarray(results["mean_test_score"], dtype=float)
+    dropped = np.asarray(getattr(search, "dropped_after_", np.full(len(params), -1))) >= 0
+    grid = np.full((len(ys), len(xs)), np.nan)
+    hatched = np.zeros(grid.shape, dtype=bool)
+    for i, p in enumerate(params):
+        if x not in p or (y is not None and y not in p):
+            continue
+        r, c = ys.index(p.get(y)), xs.index(p[x])
+        if not mean[i] <= grid[r, c]:              # the best of a cell's points (NaN: none)
+            grid[r, c], hatched[r, c] = mean[i], dropped[i]
+    if ax is None:
+        ax = plt.subplots(figsize=(1.1 * len(xs) + 3, 0.7 * len(ys) + 2.2),
+                          layout="constrained")[1]
+    image = ax.imshow(grid, cmap="viridis", aspect="auto", origin="lower")
+    ax.figure.colorbar(image, ax=ax, label="mean CV score")
+    accuracy = np.nanmax(grid) <= 1 and np.nanmin(grid) >= 0
+    low, high = np.nanmin(grid), np.nanmax(grid)
+    for r in range(len(ys)):
+        for c in range(len(xs)):
+            if np.isnan(grid[r, c]):
+                continue
+            bright = (grid[r, c] - low) > 0.6 * (high - low)    # viridis is light at the top
+            text = f"{100 * grid[r, c]:.1f}" if accuracy else f"{grid[r, c]:.3g}"
+            ax.text(c, r, text, ha="center", va="center", fontsize=9,
+                    color="black" if bright else "white")
+            if hatched[r, c]:
+                ax.add_patch(plt.Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False,
+                                           hatch="//", edgecolor="grey", linewidth=0))
+    best = params[search.best_index_]
+    if x in best:
+        r = ys.index(best.get(y)) if y is not None else 0
+        ax.add_patch(plt.Rectangle((xs.index(best[x]) - 0.5, r - 0.5), 1, 1, fill=False,
+                                   edgecolor="red", linewidth=2.5))
+    logs = x in ("C", "alpha", "gamma")
+    ax.set_xticks(range(len(xs)), [f"{np.log2(v):g}" if logs else f"{v:g}" for v in xs])
+    ax.set_xlabel(f"log2 {x}" if logs else x)
+    ax.set_yticks(range(len(ys)), [f"{v:g}" if isinstance(v, (int, float)) else str(v)
+                                   for v in ys] if y is not None else [""])
+    ax.set_ylabel(y or "")
+    what = "accuracy (%)" if accuracy else "score"
+    title = title or f"mean cross-validation {what}; best outlined in red"
+    if hatched.any():
+        title += "\n(hatched: dropped by racing, mean over the folds it ran)"
+    ax.set_title(title)
+    return ax
