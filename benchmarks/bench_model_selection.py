@@ -1,0 +1,152 @@
+"""Tuning sigma and C: skylite's KernelGridSearchCV against scikit-learn's searches.
+
+    SKYLITE_DATA=folder python benchmarks/bench_model_selection.py [--rows 20000]
+        [--contenders ours grid svc-halving svc-grid] [--features 4096]
+    python benchmarks/bench_model_selection.py --part path [--rows 10000]
+
+The protocol, fixed before the runs: MNIST's first `--rows` training rows (pixels in
+[0, 1]); the grid sigma in {4, 6, 9} x C in {1, 10, 100, 1000} (SVC: gamma = 1/(2 sigma^2));
+`StratifiedKFold(3, shuffle=True, random_state=0)`; refit on all the rows; the 10,000 test
+rows scored once, after the search.  Contenders, each in a fresh process, one after the
+other on the same machine:
+
+- "ours": `KernelGridSearchCV(KernelSVC(n_features=4096, random_state=0))` (racing on);
+- "grid": `GridSearchCV` over the same estimator;
+- "svc-halving": `HalvingGridSearchCV(SVC())` (its defaults: factor 3, rows as the
+  resource);
+- "svc-grid": `GridSearchCV(SVC())`.
+
+Every skylite estimator uses the estimator's defaults otherwise (the default feature map,
+early stopping "auto": on above 10,000 training rows, on a split of each fold's training
+rows).  The table prints each contender's search time (search + refit), the chosen point,
+its test accuracy, and the time ratios.
+
+`--part path` measures the regularization path alone: on the first `--rows` rows,
+sigma = 6, C = 1, 10, 100, 1000 solved by `fit_path` (one setup, warm starts) and by cold
+fits, early stopping off, tol = 1e-3: iterations and seconds per C.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _data import mnist_file  # noqa: E402
+
+MNIST = mnist_file()
+OUTSIDE = tempfile.gettempdir()     # children run outside the checkout (its source tree)
+GRID = {"sigma": [4, 6, 9], "C": [1, 10, 100, 1000]}
+
+CHILD = """
+import json, sys, time, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+from sklearn.model_selection import StratifiedKFold, GridSearchCV
+from sklearn.experimental import enable_halving_search_cv  # noqa
+from sklearn.model_selection import HalvingGridSearchCV
+from sklearn.svm import SVC
+from skylite import KernelSVC
+from skylite.model_selection import KernelGridSearchCV
+name, rows, features, grid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
+with np.load(sys.argv[5]) as f:
+    X, y = f["X_train"][:rows].astype(np.float32), f["y_train"][:rows]
+    Xt, yt = f["X_test"].astype(np.float32), f["y_test"]
+cv = StratifiedKFold(3, shuffle=True, random_state=0)
+if name.startswith("svc"):
+    grid = {"gamma": [1.0 / (2 * s * s) for s in grid["sigma"]], "C": grid["C"]}
+    search = (GridSearchCV if name == "svc-grid" else HalvingGridSearchCV)(SVC(), grid, cv=cv)
+else:
+    est = KernelSVC(n_features=features, random_state=0)
+    search = (KernelGridSearchCV if name == "ours" else GridSearchCV)(est, grid, cv=cv)
+start = time.perf_counter()
+search.fit(X, y)
+seconds = time.perf_counter() - start
+best = dict(search.best_params_)
+if "gamma" in best:
+    best["sigma"] = round(float(np.sqrt(1.0 / (2 * best.pop("gamma")))), 3)
+print("RESULT", json.dumps({"seconds": seconds, "best": best,
+                            "cv": float(search.best_score_),
+                            "test": float(search.score(Xt, yt))}))
+"""
+
+PATH_CHILD = """
+import json, sys, time, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+from sklearn.base import clone
+from skylite import KernelSVC
+rows, features = int(sys.argv[1]), int(sys.argv[2])
+with np.load(sys.argv[3]) as f:
+    X, y = f["X_train"][:rows].astype(np.float32), f["y_train"][:rows]
+Cs = [1, 10, 100, 1000]
+est = KernelSVC(sigma=6, n_features=features, random_state=0, early_stopping=False,
+                max_iter=3000)
+out = {"path": [], "cold": []}
+clock = [time.perf_counter()]
+def on_model(m):
+    out["path"].append([m.C, m.n_iter_, time.perf_counter() - clock[0],
+                        float(m.history_[-1]["objective"])])
+    clock[0] = time.perf_counter()
+est.fit_path(X, y, Cs, on_model=on_model)
+for C in Cs:
+    start = time.perf_counter()
+    m = clone(est).set_params(C=C).fit(X, y)
+    out["cold"].append([C, m.n_iter_, time.perf_counter() - start,
+                        float(m.history_[-1]["objective"])])
+print("RESULT", json.dumps(out))
+"""
+
+
+def run(code, *args):
+    proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=OUTSIDE,
+                          capture_output=True, text=True)
+    line = next((l for l in proc.stdout.splitlines() if l.startswith("RESULT ")), None)
+    if line is None:
+        raise SystemExit(proc.stdout + proc.stderr)
+    return json.loads(line[len("RESULT "):])
+
+
+def searches(args):
+    print(f"MNIST first {args.rows:,} rows, grid sigma {GRID['sigma']} x C {GRID['C']}, "
+          f"3-fold stratified CV (shuffled, seed 0), refit, 10,000 test rows; "
+          f"{os.cpu_count()} cores")
+    print(f"{'contender':<14} {'seconds':>9} {'best sigma, C':>15} {'CV acc':>8} "
+          f"{'test acc':>9}", flush=True)
+    results = {}
+    for name in args.contenders:
+        r = results[name] = run(CHILD, name, args.rows, args.features, json.dumps(GRID), MNIST)
+        best = f"{r['best']['sigma']:g}, {r['best']['C']:g}"
+        print(f"{name:<14} {r['seconds']:>9.1f} {best:>15} {100 * r['cv']:>7.2f}% "
+              f"{100 * r['test']:>8.2f}%", flush=True)
+    if "ours" in results:
+        for other in ("grid", "svc-halving", "svc-grid"):
+            if other in results:
+                print(f"ours / {other}: time {results['ours']['seconds'] / results[other]['seconds']:.3f}, "
+                      f"test accuracy {100 * (results['ours']['test'] - results[other]['test']):+.2f} pt")
+
+
+def path(args):
+    r = run(PATH_CHILD, args.rows, args.features, MNIST)
+    print(f"MNIST first {args.rows:,} rows, KernelSVC(sigma=6, n_features={args.features}), "
+          f"early stopping off, tol 1e-3")
+    print(f"{'C':>6} {'path iters':>10} {'cold iters':>10} {'ratio':>6} {'path s':>7} "
+          f"{'cold s':>7} {'objective rel. diff':>20}")
+    for (C, pi, ps, po), (_, ci, cs, co) in zip(r["path"], r["cold"]):
+        print(f"{C:>6g} {pi:>10} {ci:>10} {pi / ci:>6.2f} {ps:>7.1f} {cs:>7.1f} "
+              f"{abs(po - co) / abs(co):>20.2e}")
+    total = sum(x[2] for x in r["path"]), sum(x[2] for x in r["cold"])
+    print(f"whole path {total[0]:.1f} s, cold fits {total[1]:.1f} s: {total[0] / total[1]:.2f}x")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--part", choices=("search", "path"), default="search")
+    parser.add_argument("--rows", type=int, default=20000)
+    parser.add_argument("--features", type=int, default=4096)
+    parser.add_argument("--contenders", nargs="+",
+                        default=["ours", "grid", "svc-halving", "svc-grid"])
+    a = parser.parse_args()
+    searches(a) if a.part == "search" else path(a)
