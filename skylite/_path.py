@@ -16,7 +16,15 @@ import copy
 
 from ._validation import check_positive
 
-__all__ = ["PathFitting", "path_parameter"]
+__all__ = ["PathFitting", "fitted_copy", "path_parameter"]
+
+
+def fitted_copy(estimator):
+    """A shallow copy of a fitted estimator that keeps its communicator (which pickling,
+    and so `copy.copy`, drops)."""
+    duplicate = copy.copy(estimator)
+    duplicate.comm = estimator.comm
+    return duplicate
 
 
 def path_parameter(estimator, varied=()):
@@ -96,7 +104,7 @@ class PathFitting:
                              f"got {values!r}")
         values = [check_positive(v, name) for v in values]
         models = []
-        keep = on_model if on_model is not None else (lambda m: models.append(copy.copy(m)))
+        keep = on_model if on_model is not None else (lambda m: models.append(fitted_copy(m)))
         before = dict(self.__dict__)
         try:
             setattr(self, name, values[0])

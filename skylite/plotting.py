@@ -181,15 +181,13 @@ def plot_search(search, *, x="C", y=None, ax=None, title=None):
     image = ax.imshow(grid, cmap="viridis", aspect="auto", origin="lower")
     ax.figure.colorbar(image, ax=ax, label="mean CV score")
     accuracy = np.nanmax(grid) <= 1 and np.nanmin(grid) >= 0
-    low, high = np.nanmin(grid), np.nanmax(grid)
     for r in range(len(ys)):
         for c in range(len(xs)):
             if np.isnan(grid[r, c]):
                 continue
-            bright = (grid[r, c] - low) > 0.6 * (high - low)    # viridis is light at the top
             text = f"{100 * grid[r, c]:.1f}" if accuracy else f"{grid[r, c]:.3g}"
             ax.text(c, r, text, ha="center", va="center", fontsize=9,
-                    color="black" if bright else "white")
+                    color=_text_colour(image.cmap(image.norm(grid[r, c]))))
             if hatched[r, c]:
                 ax.add_patch(plt.Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False,
                                            hatch="//", edgecolor="grey", linewidth=0))
@@ -210,3 +208,9 @@ def plot_search(search, *, x="C", y=None, ax=None, title=None):
         title += "\n(hatched: dropped by racing, mean over the folds it ran)"
     ax.set_title(title)
     return ax
+
+
+def _text_colour(rgba):
+    """Black on a light cell, white on a dark one (the cell's relative luminance, WCAG)."""
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3])
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 else "white"

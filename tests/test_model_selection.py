@@ -1,6 +1,8 @@
 """KernelGridSearchCV and the regularization path it is built on (`fit_path`): fold models
 equal independent fits, the results equal GridSearchCV's, racing, bad input, interruption.
 Data: pendigits rows shipped with skylite (16 features, 10 classes)."""
+import copy
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -68,11 +70,13 @@ def test_a_failing_path_leaves_the_estimator_as_it_was(digits):
 GRID = {"sigma": [0.3, 1.0], "C": [1.0, 10.0, 100.0]}
 
 
-def test_the_search_equals_grid_search_cv_without_racing(digits):
+@pytest.mark.parametrize("stack_folds", [True, False])
+def test_the_search_equals_grid_search_cv_without_racing(digits, stack_folds):
     X, y = digits
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
-    ours = KernelGridSearchCV(svc(), GRID, cv=cv, racing=False).fit(X, y)
-    theirs = GridSearchCV(svc(), GRID, cv=cv).fit(X, y)
+    ours = KernelGridSearchCV(svc(tol=1e-5), GRID, cv=cv, racing=False,
+                              stack_folds=stack_folds).fit(X, y)
+    theirs = GridSearchCV(svc(tol=1e-5), GRID, cv=cv).fit(X, y)
     assert sorted(ours.cv_results_) == sorted(theirs.cv_results_)
     assert ours.cv_results_["params"] == theirs.cv_results_["params"]
     np.testing.assert_allclose(ours.cv_results_["mean_test_score"],
@@ -103,14 +107,55 @@ def test_the_search_takes_other_scorers_and_regressors(digits):
 def test_racing_drops_a_point_clearly_behind_and_keeps_the_choice(digits):
     X, y = digits
     grid = {"sigma": [0.02, 0.5], "C": [1.0, 10.0]}      # sigma = 0.02: far too narrow
-    raced = KernelGridSearchCV(svc(), grid, cv=3).fit(X, y)
-    full = KernelGridSearchCV(svc(), grid, cv=3, racing=False).fit(X, y)
+    raced = KernelGridSearchCV(svc(), grid, cv=3, stack_folds=False).fit(X, y)
+    full = KernelGridSearchCV(svc(), grid, cv=3, racing=False, stack_folds=False).fit(X, y)
     narrow = [i for i, p in enumerate(raced.cv_results_["params"]) if p["sigma"] == 0.02]
     assert all(raced.dropped_after_[i] == 0 for i in narrow)
     assert all(np.isnan(raced.cv_results_["split2_test_score"][i]) for i in narrow)
     assert all(raced.cv_results_["rank_test_score"][i] > 2 for i in narrow)
     assert raced.best_params_ == full.best_params_
     assert raced.cv_results_["mean_fit_time"][narrow].sum() > 0
+
+
+@pytest.mark.parametrize("stack_folds", [True, False])
+def test_each_fold_model_of_the_search_equals_an_independent_fit(digits, stack_folds):
+    X, y = digits
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=1).split(X, y))
+    tight = svc(tol=1e-7, max_iter=20000)
+    seen = []
+
+    def scorer(model, X_test, y_test):
+        seen.append((model.C, model.sigma, X_test, copy.copy(model)))   # a path moves on
+        return model.score(X_test, y_test)
+    KernelGridSearchCV(tight, {"sigma": [0.5], "C": [2.0, 20.0]}, cv=folds, scoring=scorer,
+                       refit=False, stack_folds=stack_folds).fit(X, y)
+    assert len(seen) == 6
+    for C, sigma, X_test, model in seen:
+        train = next(tr for tr, te in folds if np.array_equal(X[te], X_test))
+        alone = clone(tight).set_params(C=C, sigma=sigma).fit(X[train], y[train])
+        a, b = model.objective(X[train], y[train]), alone.objective(X[train], y[train])
+        assert abs(a - b) <= 1e-4 * abs(b), (C, a, b)
+
+
+def test_stacked_folds_hold_out_each_folds_own_early_stopping_rows(digits):
+    X, y = digits
+    est = svc(early_stopping=True, n_iter_no_change=5)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    alphas = []
+
+    def scorer(model, X_test, y_test):
+        alphas.append(model.alpha_ * model.C)
+        return model.score(X_test, y_test)
+    stacked = KernelGridSearchCV(est, {"sigma": [0.5], "C": [1.0, 10.0]}, cv=folds,
+                                 scoring=scorer, refit=False).fit(X, y)
+    alone = [clone(est).fit(X[train], y[train]) for train, _ in folds]
+    # alpha_ C = 1 / (rows fitted): the fold's training rows less its held-out rows
+    assert sorted(set(np.round(1 / np.array(alphas)))) == sorted(
+        {len(train) - len(m.validation_indices_) for (train, _), m in zip(folds, alone)})
+    fold_by_fold = KernelGridSearchCV(est, {"sigma": [0.5], "C": [1.0, 10.0]}, cv=folds,
+                                      stack_folds=False, refit=False).fit(X, y)
+    np.testing.assert_allclose(stacked.cv_results_["mean_test_score"],
+                               fold_by_fold.cv_results_["mean_test_score"], atol=0.02)
 
 
 @settings(max_examples=50, deadline=None)

@@ -31,7 +31,7 @@ from .._distributed import Guard
 from .._machine import format_bytes
 from .._threads import resolve_threads
 from .._validation import with_native_index_dtypes
-from ..prox import get_loss, get_regularizer
+from ..prox import StackedLoss, get_loss, get_regularizer
 from ._column_blocks import PHASES
 from ._column_sweep import ColumnSweep
 from ._row_sweep import RowSweep
@@ -79,6 +79,12 @@ class ADMM(Method):
     def n_units(self):
         """This rank's row blocks (the driver sums them over the ranks into R)."""
         return self.n_row_blocks_
+
+    @property
+    def nan_targets(self):
+        """NaN in Y marks the rows each problem of a stacked loss leaves out
+        (skylite.prox.StackedLoss, which checks the targets)."""
+        return isinstance(self.loss, StackedLoss)
 
     @property
     def n_features_in(self):
@@ -416,7 +422,7 @@ class BlockADMM:
             raise ValueError(f"feature_map must be a fitted skylite.sketch map (call its fit "
                              f"first), got {feature_map!r}")
         self.feature_map = feature_map
-        self.loss = get_loss(loss)
+        self.loss = loss if isinstance(loss, StackedLoss) else get_loss(loss)
         self.regularizer = regularizer if hasattr(regularizer, "prox") else get_regularizer(
             regularizer)
         self.settings = settings.resolved(self.loss)

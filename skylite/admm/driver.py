@@ -117,6 +117,7 @@ class Method:
     n_dots = 0
     n_units = 1
     n_features_in = None            # the columns X must have (None: any)
+    nan_targets = False             # True: NaN in Y marks rows out of a stacked problem
 
     def check_data(self, X, Y):
         """X checked (`skylite._validation.check_rows`: real, finite, at least one row, the
@@ -126,7 +127,7 @@ class Method:
         if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
             raise ValueError(f"Y must be an n x m array with n = {X.shape[0]} rows, "
                              f"got shape {Y.shape}")
-        if not np.isfinite(Y).all():
+        if not (np.isfinite(Y).all() or (self.nan_targets and not np.isinf(Y).any())):
             raise ValueError("Y contains NaN or infinity")
         return X, Y
 

@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from ..prox import Regularizer
+from ..prox import Loss, Regularizer
 from ._prox_kernels import loss_prox, loss_value, regularizer_prox, regularizer_value
 
 
@@ -208,8 +208,8 @@ class Iteration:
         tick = time.perf_counter()
         # 1. the loss prox of every row block
         for rb, data in zip(state.blocks, rows):
-            self.unconverged_rows += loss_prox(self.loss, rb.Obar - rb.nu, data.Y, 1.0 / rho,
-                                               rb.O, nt)
+            self.unconverged_rows += _loss_prox(self.loss, rb.Obar - rb.nu, data.Y,
+                                                1.0 / rho, rb.O, nt)
         # 2. the regularizer prox, exact through c: prox_{t r(c.)}(v) = prox_{t c^2 r}(c v)/c
         if self.alpha > 0:
             c = self.scale
@@ -287,7 +287,7 @@ class Iteration:
             sum(sq(rb.Wp) + sq(rb.O) for rb, *_ in blocks),
             sum(sq(rb.Obar) for rb, *_ in blocks),
             sum(sq(rb.mu_p) + sq(rb.nu) for rb, *_ in blocks),
-            sum(loss_value(self.loss, S, data.Y, self.n_threads)
+            sum(_loss_value(self.loss, S, data.Y, self.n_threads)
                 for _, data, S, _ in blocks),
         ])
 
@@ -301,6 +301,22 @@ class Iteration:
             value += self.alpha * _regularizer_value(self.regularizer,
                                                      self.scale * state.Wbar, self.n_threads)
         return value
+
+
+def _loss_prox(loss, V, Y, t, out, n_threads):
+    """out <- prox_{t V}(V) row by row: the native kernels, or the method of a loss that
+    combines native ones (skylite.prox.StackedLoss, which reports its own unconverged
+    rows).  Returns the rows whose iterative prox hit its cap."""
+    if isinstance(loss, Loss):
+        return loss_prox(loss, V, Y, t, out, n_threads)
+    loss.prox(V, Y, t, out, n_threads=n_threads)
+    return 0
+
+
+def _loss_value(loss, O, Y, n_threads):
+    if isinstance(loss, Loss):
+        return loss_value(loss, O, Y, n_threads)
+    return loss.value(O, Y, n_threads=n_threads)
 
 
 def _regularizer_prox(regularizer, V, t, out, n_threads):

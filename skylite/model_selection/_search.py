@@ -24,6 +24,7 @@ from .._path import path_parameter
 from .._validation import check_positive, take_rows
 from ._folds import Folds
 from ._racing import surviving
+from ._stacked import StackedPath, stackable
 
 __all__ = ["KernelGridSearchCV"]
 
@@ -56,8 +57,14 @@ class KernelGridSearchCV(BaseSearchCV):
         Refit the best grid point on all the rows (``best_estimator_``).
     racing : bool, default=True
         Drop grid points whose accuracy is clearly behind after a fold
-        (skylite.model_selection._racing; accuracy scoring only).  False: every grid
-        point runs every fold.
+        (skylite.model_selection._racing; accuracy scoring only) among the points fitted
+        fold by fold.  False: every grid point runs every fold.
+    stack_folds : bool, default=True
+        Solve the folds of a path over C together, as one problem whose models sit side by
+        side (skylite.model_selection._stacked), where they share their feature map (a
+        numeric bandwidth, a map that does not look at the rows); the fold models are the
+        same, each feature block is read once per iteration for all folds.  False: fold
+        by fold.
     verbose : int, default=0
         1: a line per grid point and fold (its score, fit time and iterations) and one per
         racing decision; on the root rank only under MPI.
@@ -84,13 +91,14 @@ class KernelGridSearchCV(BaseSearchCV):
     """
 
     def __init__(self, estimator, param_grid, *, cv=5, scoring=None, refit=True,
-                 racing=True, verbose=0):
+                 racing=True, stack_folds=True, verbose=0):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
         self.scoring = scoring
         self.refit = refit
         self.racing = racing
+        self.stack_folds = stack_folds
         self.verbose = verbose
         # what scikit-learn's BaseSearchCV methods read
         self.n_jobs, self.pre_dispatch, self.error_score = None, None, np.nan
@@ -137,8 +145,9 @@ class KernelGridSearchCV(BaseSearchCV):
                              f"KernelRidge, ...), got {self.estimator!r}")
         if not isinstance(self.refit, bool):
             raise ValueError(f"refit must be True or False, got {self.refit!r}")
-        if not isinstance(self.racing, bool):
-            raise ValueError(f"racing must be True or False, got {self.racing!r}")
+        for flag in ("racing", "stack_folds"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ValueError(f"{flag} must be True or False, got {getattr(self, flag)!r}")
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(f"verbose must be an int >= 0, got {self.verbose!r}")
         base = clone(self.estimator)
@@ -170,7 +179,8 @@ class KernelGridSearchCV(BaseSearchCV):
     def _search(self, X, y):
         base, candidates, scorer, accuracy = self._checked()
         dist = base._distributed()
-        X, y = dist.agree(clone(base)._validate_training_rows, X, y)
+        checker = clone(base)
+        X, y = dist.agree(checker._validate_training_rows, X, y)
         folds = Folds(self.cv, y, base.is_classifier, dist)
         name = path_parameter(base, varied={k for c in candidates for k in c})
         paths = _paths(base, candidates, name)
@@ -179,12 +189,40 @@ class KernelGridSearchCV(BaseSearchCV):
         fit_times, score_times = np.zeros((n, k_folds)), np.zeros((n, k_folds))
         alive, dropped = np.ones(n, dtype=bool), np.full(n, -1)
         scored_rows = 0
+        fitted_inputs = {key: value for key, value in checker.__dict__.items()
+                         if key in ("n_features_in_", "feature_names_in_")}
         say = (lambda text: print(text, flush=True)) if (self.verbose and dist.is_root) else (
             lambda text: None)
+        tests = [(take_rows(X, test), y[test]) for _, test in folds.splits]
+        stacked = set()
+        for p, (fixed, members) in enumerate(paths):
+            estimator = clone(base).set_params(**fixed)
+            if not self.stack_folds or stackable(estimator, name, dist) is not None:
+                continue
+            values = [candidates[i].get(name, base.get_params()[name]) for i in members]
+
+            def on_fold_model(index, k, model, seconds, members=members):
+                i = members[index]
+                fit_times[i, k] = seconds
+                start = time.perf_counter()
+                scores[i, k] = scorer(model, *tests[k])
+                score_times[i, k] = time.perf_counter() - start
+                say(f"[fold {k + 1}/{k_folds}] {_describe(candidates[i])}: score "
+                    f"{scores[i, k]:.4f} ({seconds:.1f} s of a solve of every fold, "
+                    f"{model.n_iter_} iterations)")
+
+            path = StackedPath(estimator, X, y, folds.splits, fitted_inputs)
+            if path.run(values, on_fold_model, dist):
+                stacked.add(p)
+        done = np.zeros(n, dtype=bool)
+        for p in stacked:
+            done[paths[p][1]] = True
         for k, (train, test) in enumerate(folds.splits):
             X_fit, y_fit = take_rows(X, train), y[train]
-            X_test, y_test = take_rows(X, test), y[test]
-            for fixed, members in paths:
+            X_test, y_test = tests[k]
+            for p, (fixed, members) in enumerate(paths):
+                if p in stacked:
+                    continue
                 run = [i for i in members if alive[i]]
                 if not run:
                     continue
@@ -208,6 +246,7 @@ class KernelGridSearchCV(BaseSearchCV):
             scored_rows += int(dist.sum_to_all(np.array([len(test)]))[0])
             if self.racing and accuracy and k < k_folds - 1:
                 still = surviving(scores[:, :k + 1], alive, scored_rows)
+                still |= done          # the stacked points have run every fold
                 dropped[alive & ~still] = k
                 if (alive & ~still).any():
                     say(f"racing: {int((alive & ~still).sum())} grid point(s) clearly behind "

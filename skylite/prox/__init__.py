@@ -35,7 +35,9 @@ from ._losses import Loss
 from ._registry import LOSSES, REGULARIZERS, get_loss, get_regularizer
 from ._regularizers import L1, L2, NoRegularizer, Regularizer
 from .rkhs import RKHSNorm
+from .stacked import StackedLoss, stack_targets
 
 __all__ = ["Loss", "SquaredLoss", "AbsoluteLoss", "HingeLoss", "LogisticLoss",
            "Regularizer", "L2", "L1", "NoRegularizer", "RKHSNorm", "get_loss", "get_regularizer",
-           "LOSSES", "REGULARIZERS", "ProxConvergenceWarning", "coding"]
+           "StackedLoss", "stack_targets", "LOSSES", "REGULARIZERS", "ProxConvergenceWarning",
+           "coding"]

@@ -415,9 +415,13 @@ def search():
     est = KernelSVC(n_features=128, tol=1e-5, max_iter=3000, n_threads=1, early_stopping=False)
     search = KernelGridSearchCV(clone(est).set_params(comm=comm), grid, cv=3, racing=False)
     search.fit(X[mine], y[mine])
+    fold_by_fold = KernelGridSearchCV(clone(est).set_params(comm=comm), grid, cv=3,
+                                      stack_folds=False).fit(X[mine], y[mine])
     out = {"best_params": search.best_params_,
            "mean": search.cv_results_["mean_test_score"].tolist(),
-           "score": search.score(X[mine], y[mine])}
+           "score": search.score(X[mine], y[mine]),
+           "fold_by_fold_best_params": fold_by_fold.best_params_,
+           "fold_by_fold_mean": fold_by_fold.cv_results_["mean_test_score"].tolist()}
     if rank == 0:
         serial = KernelGridSearchCV(est, grid, cv=3, racing=False).fit(X, y)
         out["serial_best_params"] = serial.best_params_
