@@ -416,7 +416,7 @@ def search():
     search = KernelGridSearchCV(clone(est).set_params(comm=comm), grid, cv=3, racing=False)
     search.fit(X[mine], y[mine])
     fold_by_fold = KernelGridSearchCV(clone(est).set_params(comm=comm), grid, cv=3,
-                                      stack_folds=False).fit(X[mine], y[mine])
+                                      racing=False, stack_folds=False).fit(X[mine], y[mine])
     out = {"best_params": search.best_params_,
            "mean": search.cv_results_["mean_test_score"].tolist(),
            "score": search.score(X[mine], y[mine]),
