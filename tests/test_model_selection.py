@@ -147,7 +147,7 @@ def test_stacked_folds_hold_out_each_folds_own_early_stopping_rows(digits):
         alphas.append(model.alpha_ * model.C)
         return model.score(X_test, y_test)
     stacked = KernelGridSearchCV(est, {"sigma": [0.5], "C": [1.0, 10.0]}, cv=folds,
-                                 scoring=scorer, refit=False).fit(X, y)
+                                 scoring=scorer, refit=False, stack_folds=True).fit(X, y)
     alone = [clone(est).fit(X[train], y[train]) for train, _ in folds]
     # alpha_ C = 1 / (rows fitted): the fold's training rows less its held-out rows
     assert sorted(set(np.round(1 / np.array(alphas)))) == sorted(

@@ -413,7 +413,8 @@ def search():
     mine = slice(0, cut) if rank == 0 else slice(250, 600)
     grid = {"sigma": [0.3, 1.0], "C": [1.0, 10.0]}
     est = KernelSVC(n_features=128, tol=1e-5, max_iter=3000, n_threads=1, early_stopping=False)
-    search = KernelGridSearchCV(clone(est).set_params(comm=comm), grid, cv=3, racing=False)
+    search = KernelGridSearchCV(clone(est).set_params(comm=comm), grid, cv=3, racing=False,
+                                stack_folds=True)
     search.fit(X[mine], y[mine])
     fold_by_fold = KernelGridSearchCV(clone(est).set_params(comm=comm), grid, cv=3,
                                       racing=False, stack_folds=False).fit(X[mine], y[mine])
