@@ -115,6 +115,9 @@ class KernelGridSearchCV(BaseSearchCV):
             Training rows.
         y : array-like of shape (n,) or (n, m)
             Class labels or real targets.
+        **fit_params : dict
+            Not taken (a TypeError): the estimator's fit parameters (X_val, warm_start)
+            belong to one fit, not to a search.
 
         Returns
         -------
