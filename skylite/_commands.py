@@ -182,9 +182,10 @@ def tune(args, dist):
         say(line)
     best = search.best_params_
     sigma = best.get("sigma", search.best_estimator_.sigma_)
-    say(f"best: sigma={sigma:g} {name}={best[name]:g} (log2 {name} = "
-        f"{np.log2(best[name]):g}), CV {metric} {_format_score(search.best_score_, metric)}; "
-        f"search and refit {time.perf_counter() - start:.1f}s")
+    log2 = f" (log2 C = {np.log2(best[name]):g})" if name == "C" else ""
+    say(f"best: sigma={sigma:g} {name}={best[name]:g}{log2}, CV {metric} "
+        f"{_format_score(search.best_score_, metric)}; search and refit "
+        f"{time.perf_counter() - start:.1f}s")
     search.best_estimator_.save(args.model)
     say(f"model written to {args.model}")
     if args.plot and dist.is_root:
@@ -206,7 +207,7 @@ def _search_table(search, name, metric):
     sigmas = sorted({p.get("sigma") for p in params}, key=lambda s: (s is None, s))
     cell = {(p.get("sigma"), p[name]): (score, dropped >= 0) for p, score, dropped in zip(
         params, search.cv_results_["mean_test_score"], search.dropped_after_)}
-    lines = [f"{'sigma':>8} " + " ".join(f"{f'{name}=2^{np.log2(v):g}':>10}" for v in values)]
+    lines = [f"{'sigma':>8} " + " ".join(f"{_value_label(name, v):>10}" for v in values)]
     for sigma in sigmas:
         row = [f"{'scale' if sigma is None else f'{sigma:g}':>8}"]
         for v in values:
@@ -215,6 +216,12 @@ def _search_table(search, name, metric):
             row.append(f"{text:>10}")
         lines.append(" ".join(row))
     return lines
+
+
+def _value_label(name, value):
+    """'C=2^3' for a power of two, else 'C=0.3' (a table column's header)."""
+    exponent = np.log2(value)
+    return f"{name}=2^{exponent:g}" if exponent == round(exponent) else f"{name}={value:g}"
 
 
 # ---- predict ----

@@ -95,3 +95,15 @@ def test_plot_search_draws_a_cell_per_grid_point_with_the_best_outlined(digits_n
     assert ax.get_ylabel() == "sigma" and "best outlined" in ax.get_title()
     with pytest.raises(ValueError, match="not a parameter"):
         plot_search(search, x="gamma")
+
+
+def test_tune_a_regressor_over_alpha(tmp_path, capsys, pendigits):
+    X = pendigits[0][:600] / 100.0
+    data = tmp_path / "reg.npz"
+    np.savez(data, X=X, y=X[:, 0] * X[:, 1] + X[:, 2])
+    assert main(["tune", str(data), "-m", str(tmp_path / "r.sky"), "--loss", "squared",
+                 "--alpha", "1e-2,1e-4", "--sigma", "0.5", "--cv", "3", "--features", "64",
+                 "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "alpha=0.01" in out and "alpha=0.0001" in out and "best: sigma=0.5 alpha=" in out
+    assert "R^2" in out and type(skylite.load(tmp_path / "r.sky")).__name__ == "KernelRidge"
