@@ -128,8 +128,8 @@ def _pyplot():
 def plot_search(search, *, x="C", y=None, ax=None, title=None):
     """Draw a grid search's mean cross-validation score as a heatmap over two parameters.
 
-    One cell per pair of values of `x` (columns, log2 scale for C, alpha and gamma, as
-    LIBSVM's grid.py) and `y` (rows), coloured by ``mean_test_score`` and labelled with it
+    One cell per pair of values of `x` (columns, labelled by their log2 when they are
+    powers of two, as in LIBSVM's grid.py) and `y` (rows), coloured by ``mean_test_score`` and labelled with it
     (as a percentage for accuracy); the best grid point is outlined.  Grid points that
     racing dropped are hatched: their mean is over the folds they ran.  Where several grid
     points share a cell (a third parameter), the cell shows the best of them.
@@ -151,6 +151,7 @@ def plot_search(search, *, x="C", y=None, ax=None, title=None):
     Returns
     -------
     ax : matplotlib Axes
+        The axes drawn on.
     """
     plt = _pyplot()
     results = search.cv_results_
@@ -196,7 +197,8 @@ def plot_search(search, *, x="C", y=None, ax=None, title=None):
         r = ys.index(best.get(y)) if y is not None else 0
         ax.add_patch(plt.Rectangle((xs.index(best[x]) - 0.5, r - 0.5), 1, 1, fill=False,
                                    edgecolor="red", linewidth=2.5))
-    logs = x in ("C", "alpha", "gamma")
+    # powers of two (LIBSVM's grid.py) are labelled by their log2, other values as they are
+    logs = x in ("C", "alpha", "gamma") and all(float(np.log2(v)).is_integer() for v in xs)
     ax.set_xticks(range(len(xs)), [f"{np.log2(v):g}" if logs else f"{v:g}" for v in xs])
     ax.set_xlabel(f"log2 {x}" if logs else x)
     ax.set_yticks(range(len(ys)), [f"{v:g}" if isinstance(v, (int, float)) else str(v)

@@ -95,6 +95,11 @@ def test_plot_search_draws_a_cell_per_grid_point_with_the_best_outlined(digits_n
     assert ax.get_ylabel() == "sigma" and "best outlined" in ax.get_title()
     with pytest.raises(ValueError, match="not a parameter"):
         plot_search(search, x="gamma")
+    decades = KernelGridSearchCV(skylite.KernelSVC(n_features=32), {"C": [1.0, 10.0]},
+                                 cv=2).fit(X, y)
+    ax = plot_search(decades)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "10"]
+    assert ax.get_xlabel() == "C"
 
 
 def test_tune_a_regressor_over_alpha(tmp_path, capsys, pendigits):

@@ -122,6 +122,7 @@ class KernelGridSearchCV(BaseSearchCV):
         Returns
         -------
         self : KernelGridSearchCV
+            The search, with its results (``cv_results_``, ``best_params_``, ...).
 
         Notes
         -----
