@@ -237,20 +237,33 @@ def disagreements(seed, count):
     each, a parameter and a value per rank drawn from its pool (good and bad values, rows of
     other widths, targets of another length), a fit, and what each rank raised.  Every case
     must end on every rank, with the same outcome (both fit, or both raise one error)."""
+    rng = np.random.default_rng(int(seed))
+    cases = []
+    for _ in range(int(count)):
+        name = str(rng.choice(sorted(POOLS)))
+        cases.append([name, [int(i) for i in rng.choice(len(POOLS[name]), size=size)],
+                      bool(rng.random() < 0.5)])
+    return disagreement_cases(json.dumps(cases))
+
+
+# the values a generated disagreement draws from, per parameter (good and bad values, rows
+# of other widths, targets of another length)
+POOLS = {"C": [1.0, 10.0, -1.0, "big"], "sigma": [0.6, 1.2, "scale", -1.0, 1e-200],
+         "n_features": [32, 48, -1, 2**40], "max_iter": [3, 4, 0, 2**64],
+         "kernel": ["gaussian", "laplacian", "nonsense"], "method": [None, "nystroem"],
+         "n_threads": [1, 2, -3], "adapt_rho": [True, False, "False"],
+         "columns": [16, 5], "targets": ["all", "short"]}
+
+
+def disagreement_cases(cases):
+    """Given cases (JSON: [name, [value index per rank], whether rank 1 scores with one
+    target too few]), a fit per case with each rank's value of the parameter `name`, and
+    what each rank raised: every case must end on every rank with the same outcome."""
     X, y = data(120)
     part = my_slice(len(X))
-    pools = {"C": [1.0, 10.0, -1.0, "big"], "sigma": [0.6, 1.2, "scale", -1.0, 1e-200],
-             "n_features": [32, 48, -1, 2**40], "max_iter": [3, 4, 0, 2**64],
-             "kernel": ["gaussian", "laplacian", "nonsense"], "method": [None, "nystroem"],
-             "n_threads": [1, 2, -3], "adapt_rho": [True, False, "False"],
-             "columns": [16, 5], "targets": ["all", "short"]}
-    rng = np.random.default_rng(int(seed))
     outcomes = []
-    for _ in range(int(count)):
-        name = str(rng.choice(sorted(pools)))
-        pool = pools[name]
-        values = [pool[i] for i in rng.choice(len(pool), size=size, replace=True)]
-        mine = values[rank]
+    for name, indices, short_score in json.loads(cases):
+        mine = POOLS[name][indices[rank]]
         params = dict(sigma=0.6, n_features=32, max_iter=3, n_threads=1, comm=comm)
         Xr, yr = X[part], y[part]
         if name == "columns":
@@ -261,7 +274,7 @@ def disagreements(seed, count):
             params[name] = mine
         try:
             model = KernelSVC(**params).fit(Xr, yr)
-            yr_score = yr if rng.random() < 0.5 or rank == 0 else yr[:-1]   # drawn alike
+            yr_score = yr if not short_score or rank == 0 else yr[:-1]
             outcome = f"fitted, score {model.score(Xr, yr_score):.6f}"
         except Exception as exc:         # noqa: BLE001 - compared across the ranks
             outcome = f"{type(exc).__name__}: {exc}"
