@@ -14,6 +14,7 @@ setup to share (solver="direct", "exact", "pcg") fall back to separate fits.
 """
 import copy
 
+from ._all_or_nothing import restored_on_failure
 from ._validation import check_positive
 
 __all__ = ["PathFitting", "fitted_copy", "path_parameter"]
@@ -105,13 +106,8 @@ class PathFitting:
         values = [check_positive(v, name) for v in values]
         models = []
         keep = on_model if on_model is not None else (lambda m: models.append(fitted_copy(m)))
-        before = dict(self.__dict__)
-        try:
+        with restored_on_failure(self):
             setattr(self, name, values[0])
             path = RegularizationPath(name, values, keep, warm_start, X, y)
             self._fit(X, y, None, None, None, path=path)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
         return models

@@ -92,21 +92,28 @@ class ProblemParameters:
                                   landmarks=self.landmarks)
         return fmap.fit_distributed(X, dist, checked=True), kernel
 
+    def _checked_regularization(self):
+        """("alpha", alpha) or, for a classifier given `C`, ("C", C), checked (ValueError):
+        the regularization as given, before any data."""
+        if not hasattr(self, "C"):                        # regressors and KernelMachine
+            return "alpha", EngineSettings.check("alpha", self.alpha)
+        if self.alpha is not None:
+            if self.C != 1.0:
+                raise ValueError(f"give C or alpha, not both (C={self.C!r}, "
+                                 f"alpha={self.alpha!r}; C = 1 / (n alpha))")
+            return "alpha", EngineSettings.check("alpha", self.alpha)
+        return "C", check_positive(self.C, "C")
+
     def _resolved_alpha(self, dist, n_rows):
         """The alpha of the problem fitted: `alpha`, or for a classifier given `C`,
         alpha = 1 / (n C) with n the rows the loss averages over (this fit's rows, every
         rank's), so that the same C is the same model strength at any number of rows, as
         in scikit-learn's SVC and LIBSVM."""
-        if not hasattr(self, "C"):                        # regressors and KernelMachine
-            return EngineSettings.check("alpha", self.alpha)
-        if self.alpha is not None:
-            if self.C != 1.0:
-                raise ValueError(f"give C or alpha, not both (C={self.C!r}, "
-                                 f"alpha={self.alpha!r}; C = 1 / (n alpha))")
-            return EngineSettings.check("alpha", self.alpha)
-        C = check_positive(self.C, "C")
+        name, value = self._checked_regularization()
+        if name == "alpha":
+            return value
         n = int(dist.sum_to_all(np.array([n_rows], dtype=np.float64))[0])
-        return 1.0 / (n * C)
+        return 1.0 / (n * value)
 
 
 def with_C(init):

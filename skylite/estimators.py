@@ -19,6 +19,7 @@ from sklearn.utils import ClassifierTags, RegressorTags
 from . import _global_stats as stats
 from . import kernels as kernels_module
 from . import persistence
+from ._all_or_nothing import restored_on_failure
 from ._distributed import Distributed
 from ._early_stopping import EarlyStopping, EarlyStoppingParameters
 from ._estimator_docs import estimator_docstring
@@ -191,14 +192,9 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         fit that raises or is interrupted (KeyboardInterrupt) leaves the previous model
         exactly as it was, or the estimator unfitted if it had never been fitted.
         """
-        before = dict(self.__dict__)
-        try:
+        with restored_on_failure(self):
             self._fit(X, y, X_val, y_val, warm_start)
-            return self
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
+        return self
 
     def _fit(self, X, y, X_val, y_val, warm_start, path=None):
         """`fit`'s work, which sets the fitted attributes as it goes; with a `path`
@@ -259,7 +255,8 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
                   else None)
         if X_val is not None:
             if method is None:
-                validation_outputs, kept = self._validation_outputs(X_val)
+                validation_outputs, kept = self._validation_outputs(X_val,
+                                                                     self.feature_map_)
                 if memory_budget is not None:
                     memory_budget = max(0, memory_budget - kept)
             else:
@@ -351,13 +348,13 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         return outputs(self.feature_map_, W, X, n_threads=self.n_threads,
                        dtype=np.float32 if self.precision == "float32" else None)
 
-    def _validation_outputs(self, X_val):
-        """W -> z(X_val) W for the per-iteration validation score, with the blocks of X_val
-        kept when they fit in at most VALIDATION_CACHE_BYTES and the memory budget.  Returns
-        the function and the bytes it keeps."""
+    def _validation_outputs(self, X_val, feature_map):
+        """W -> z(X_val) W (z: the fitted `feature_map`) for the per-iteration validation
+        score, with the blocks of X_val kept when they fit in at most VALIDATION_CACHE_BYTES
+        and the memory budget.  Returns the function and the bytes it keeps."""
         budget = (available_memory_bytes() // 8 if self.memory_budget is None
                   else self.memory_budget)
-        cache = CachedOutputs(self.feature_map_, X_val, n_threads=self.n_threads,
+        cache = CachedOutputs(feature_map, X_val, n_threads=self.n_threads,
                               budget_bytes=min(budget, VALIDATION_CACHE_BYTES),
                               dtype=np.float32 if self.precision == "float32" else None)
         return (lambda W, X: cache(W)), cache.nbytes

@@ -20,6 +20,7 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid
 from sklearn.model_selection._search import BaseSearchCV
 
+from .._all_or_nothing import restored_on_failure
 from .._path import path_parameter
 from .._validation import check_positive, take_rows
 from ._folds import Folds
@@ -134,13 +135,8 @@ class KernelGridSearchCV(BaseSearchCV):
         if fit_params:
             raise TypeError(f"KernelGridSearchCV.fit takes no fit parameters, got "
                             f"{sorted(fit_params)}")
-        before = dict(self.__dict__)
-        try:
+        with restored_on_failure(self):
             return self._search(X, y)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
 
     # ---- the checks made before any fit ----
 
@@ -189,7 +185,9 @@ class KernelGridSearchCV(BaseSearchCV):
         X, y = dist.agree(checker._validate_training_rows, X, y)
         folds = Folds(self.cv, y, base.is_classifier, dist)
         name = path_parameter(base, varied={k for c in candidates for k in c})
-        paths = _paths(base, candidates, name)
+        default = base.get_params()[name]
+        value_of = lambda i: candidates[i].get(name, default)     # noqa: E731
+        paths = _paths(candidates, name, value_of)
         n, k_folds = len(candidates), folds.n_splits
         scores = np.full((n, k_folds), np.nan)
         fit_times, score_times = np.zeros((n, k_folds)), np.zeros((n, k_folds))
@@ -200,32 +198,33 @@ class KernelGridSearchCV(BaseSearchCV):
         say = (lambda text: print(text, flush=True)) if (self.verbose and dist.is_root) else (
             lambda text: None)
         tests = [(take_rows(X, test), y[test]) for _, test in folds.splits]
+
+        def score(i, k, model, seconds, how):
+            """Score grid point i's model of fold k on the fold's test rows."""
+            fit_times[i, k] = seconds
+            start = time.perf_counter()
+            scores[i, k] = scorer(model, *tests[k])
+            score_times[i, k] = time.perf_counter() - start
+            say(f"[fold {k + 1}/{k_folds}] {_describe(candidates[i])}: score "
+                f"{scores[i, k]:.4f} ({seconds:.1f} s{how}, {model.n_iter_} iterations)")
+
         stacked = set()
         for p, (fixed, members) in enumerate(paths):
             estimator = clone(base).set_params(**fixed)
             if not self.stack_folds or stackable(estimator, name, dist) is not None:
                 continue
-            values = [candidates[i].get(name, base.get_params()[name]) for i in members]
 
             def on_fold_model(index, k, model, seconds, members=members):
-                i = members[index]
-                fit_times[i, k] = seconds
-                start = time.perf_counter()
-                scores[i, k] = scorer(model, *tests[k])
-                score_times[i, k] = time.perf_counter() - start
-                say(f"[fold {k + 1}/{k_folds}] {_describe(candidates[i])}: score "
-                    f"{scores[i, k]:.4f} ({seconds:.1f} s of a solve of every fold, "
-                    f"{model.n_iter_} iterations)")
+                score(members[index], k, model, seconds, " of a solve of every fold")
 
             path = StackedPath(estimator, X, y, folds.splits, fitted_inputs)
-            if path.run(values, on_fold_model, dist):
+            if path.run([value_of(i) for i in members], on_fold_model, dist):
                 stacked.add(p)
         done = np.zeros(n, dtype=bool)
         for p in stacked:
             done[paths[p][1]] = True
         for k, (train, test) in enumerate(folds.splits):
             X_fit, y_fit = take_rows(X, train), y[train]
-            X_test, y_test = tests[k]
             for p, (fixed, members) in enumerate(paths):
                 if p in stacked:
                     continue
@@ -233,22 +232,15 @@ class KernelGridSearchCV(BaseSearchCV):
                 if not run:
                     continue
                 estimator = clone(base).set_params(**fixed)
-                values = [candidates[i].get(name, base.get_params()[name]) for i in run]
                 solved = iter(run)
                 clock = [time.perf_counter()]
 
                 def on_model(model):
-                    i = next(solved)
-                    fit_times[i, k] = time.perf_counter() - clock[0]
-                    start = time.perf_counter()
-                    scores[i, k] = scorer(model, X_test, y_test)
-                    score_times[i, k] = time.perf_counter() - start
-                    say(f"[fold {k + 1}/{k_folds}] {_describe(candidates[i])}: score "
-                        f"{scores[i, k]:.4f} ({fit_times[i, k]:.1f} s, "
-                        f"{model.n_iter_} iterations)")
+                    score(next(solved), k, model, time.perf_counter() - clock[0], "")
                     clock[0] = time.perf_counter()
 
-                estimator.fit_path(X_fit, y_fit, values, on_model=on_model)
+                estimator.fit_path(X_fit, y_fit, [value_of(i) for i in run],
+                                   on_model=on_model)
             scored_rows += int(dist.sum_to_all(np.array([len(test)]))[0])
             if self.racing and accuracy and k < k_folds - 1:
                 still = surviving(scores[:, :k + 1], alive, scored_rows)
@@ -272,14 +264,12 @@ class KernelGridSearchCV(BaseSearchCV):
 
     def _set_results(self, candidates, scores, fit_times, score_times, complete):
         """cv_results_ and the best grid point, with GridSearchCV's keys and meanings."""
-        results = {"mean_fit_time": np.nanmean(np.where(scores == scores, fit_times, np.nan),
-                                                axis=1),
-                   "std_fit_time": np.nanstd(np.where(scores == scores, fit_times, np.nan),
-                                             axis=1),
-                   "mean_score_time": np.nanmean(np.where(scores == scores, score_times,
-                                                          np.nan), axis=1),
-                   "std_score_time": np.nanstd(np.where(scores == scores, score_times,
-                                                        np.nan), axis=1)}
+        ran = ~np.isnan(scores)          # times over the folds each grid point ran
+        fit_times, score_times = (np.where(ran, t, np.nan) for t in (fit_times, score_times))
+        results = {"mean_fit_time": np.nanmean(fit_times, axis=1),
+                   "std_fit_time": np.nanstd(fit_times, axis=1),
+                   "mean_score_time": np.nanmean(score_times, axis=1),
+                   "std_score_time": np.nanstd(score_times, axis=1)}
         for key in sorted({k for c in candidates for k in c}):
             results[f"param_{key}"] = _masked_column(candidates, key)
         results["params"] = candidates
@@ -303,15 +293,13 @@ class KernelGridSearchCV(BaseSearchCV):
 
 def _check_candidate(estimator, candidate):
     """The checks of a grid point's parameters that need no data (ValueError naming the
-    parameter): the loss, early stopping, the engine options, C and the bandwidth."""
+    parameter): the loss, early stopping, the engine options, C or alpha and the
+    bandwidth."""
     try:
         estimator._loss_object()
         estimator._patience()
         estimator._engine_settings()
-        if "C" in estimator.get_params(deep=False):
-            check_positive(estimator.C, "C")
-            if estimator.alpha is not None and estimator.C != 1.0:
-                raise ValueError("give C or alpha, not both")
+        estimator._checked_regularization()
         for bandwidth in ("sigma", "gamma"):
             value = getattr(estimator, bandwidth, None)
             if value is not None and not (isinstance(value, str) and value == "scale"):
@@ -320,17 +308,16 @@ def _check_candidate(estimator, candidate):
         raise ValueError(f"grid point {candidate}: {error}") from None
 
 
-def _paths(base, candidates, name):
+def _paths(candidates, name, value_of):
     """The regularization paths of the grid: [(the fixed parameters, the candidate indices
-    from strong to weak regularization)], one per setting of the other parameters."""
+    from strong to weak regularization)], one per setting of the other parameters;
+    value_of(i): grid point i's value of the path's parameter `name`."""
     groups = {}
     for i, candidate in enumerate(candidates):
         fixed = {k: v for k, v in candidate.items() if k != name}
         groups.setdefault(repr(sorted(fixed.items(), key=lambda kv: kv[0])),
                           (fixed, []))[1].append(i)
-    default = base.get_params()[name]
-    strength = (lambda i: candidates[i].get(name, default)) if name == "C" else (
-        lambda i: -candidates[i].get(name, default))
+    strength = value_of if name == "C" else (lambda i: -value_of(i))
     paths = []
     for fixed, members in groups.values():
         members.sort(key=strength)

@@ -30,7 +30,6 @@ import time
 import numpy as np
 
 from .._early_stopping import EarlyStopping
-from .._outputs import CachedOutputs
 from .._path import fitted_copy
 from .._solvers import regularizer_for_map, resolve_solver
 from .._validation import take_rows
@@ -40,9 +39,6 @@ from ..prox.coding import code_labels, decode_decision
 from ..sketch import default_layout_blocks
 
 __all__ = ["stackable", "StackedPath"]
-
-# the most the validation rows' feature blocks may keep (as the estimator's own)
-_VALIDATION_CACHE_BYTES = 2**30
 
 
 def stackable(estimator, name, dist):
@@ -181,13 +177,11 @@ class _FoldValidation:
     kept), its accuracy and its loss."""
 
     def __init__(self, fmap, X, y, rows, classes, loss, Y, est):
-        self.outputs = CachedOutputs(fmap, take_rows(X, rows), n_threads=est.n_threads,
-                                     budget_bytes=_VALIDATION_CACHE_BYTES,
-                                     dtype=np.float32 if est.precision == "float32" else None)
+        self.outputs = est._validation_outputs(take_rows(X, rows), fmap)[0]
         self.y, self.Y, self.classes, self.loss = y[rows], Y[rows], classes, loss
 
     def record(self, W):
-        O = self.outputs(W)
+        O = self.outputs(W, None)
         return {"validation": float(np.mean(self.classes[decode_decision(O)] == self.y)),
                 "validation_loss": self.loss.value(O, self.Y) / len(self.y)}
 
