@@ -6,6 +6,7 @@ from scipy.optimize import linprog
 
 from skylite.admm import BlockADMM, ConvergenceError, ConvergenceWarning
 from skylite.admm.blockadmm import ADMM
+from skylite.admm.iteration import preconditioning
 from skylite.prox import get_loss, get_regularizer
 from skylite.prox.coding import code_labels
 from skylite.sketch import GaussianRFF, Identity
@@ -82,6 +83,35 @@ def test_hinge_reaches_the_linear_svc_objective(problem, variant):
     engine = solve(fmap, X, Y, loss, reg, alpha, tol=1e-6, **VARIANTS[variant])
     assert F(engine.coef_) <= F(W_ref) * (1 + 1e-4)
     assert np.mean(np.argmax(Z @ engine.coef_, 1) == np.argmax(Z @ W_ref, 1)) > 0.99
+
+
+def test_hinge_at_weak_regularization_reaches_the_linear_svc_objective(problem):
+    """C = 100: the piecewise-linear losses' own preconditioning (c^2 = sqrt(C)) reaches the
+    same optimum."""
+    from sklearn.svm import LinearSVC
+    X, y, fmap, Z = problem
+    n, C = len(X), 100.0
+    alpha = 1 / (n * C)
+    loss, reg = get_loss("hinge"), get_regularizer("l2")
+    Y, _ = code_labels(y, loss)
+    W_ref = np.array([LinearSVC(C=C, loss="hinge", fit_intercept=False, tol=1e-10,
+                                max_iter=500_000).fit(Z, Y[:, k]).coef_.ravel()
+                      for k in range(Y.shape[1])]).T
+    F = lambda W: loss.value(Z @ W, Y) / n + alpha * reg.value(W)
+    engine = solve(fmap, X, Y, loss, reg, alpha, tol=1e-7)   # tol stops further out at large C
+    assert engine.scale_ == pytest.approx(C ** 0.25)
+    assert F(engine.coef_) <= F(W_ref) * (1 + 1e-4)
+
+
+def test_preconditioning_by_loss_and_c():
+    hinge, squared = get_loss("hinge"), get_loss("squared")
+    n = 1000
+    # C = 1/(alpha n) = 100: sqrt(C) for hinge, C for a smooth loss; kappa2 = (c/c0)^2
+    assert preconditioning(1e-5, n, hinge) == pytest.approx((100 ** 0.25, 0.1))
+    assert preconditioning(1e-5, n, squared) == pytest.approx((10.0, 1.0))
+    # C <= 1: c0 for every loss, the same float as 1/sqrt(alpha n)
+    assert preconditioning(1e-2, n, hinge) == (1.0 / np.sqrt(1e-2 * n), 1.0)
+    assert preconditioning(0.0, n, hinge) == (1.0, 1.0)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -122,9 +122,9 @@ def test_an_explicit_validation_set_takes_precedence(pendigits, tmp_path):
 
 
 def test_a_small_validation_set_is_monitored_once_the_residuals_are_small(pendigits):
-    """The quick start's model with 150 held-out rows: their accuracy is on a plateau from
-    the third iteration (where the rule of patience alone would stop and keep it); the run is not judged on it until the relative residuals
-    are at most 0.03, keeps the latest of the best values seen from there, and ends within
+    """The quick start's model with 150 held-out rows: their accuracy reaches its best by
+    the fifth iteration (where the rule of patience alone would stop, far from the
+    optimum); the run is not judged on it until the relative residuals are at most 0.03, keeps the latest of the best values seen from there, and ends within
     the tenth of a point of the run to tol on the test rows."""
     X, y, X_test, y_test = pendigits
     X, X_test = X / 100.0, X_test / 100.0
@@ -132,7 +132,7 @@ def test_a_small_validation_set_is_monitored_once_the_residuals_are_small(pendig
     early = KernelSVC(**kw, early_stopping=True, validation_fraction=0.02).fit(X, y)
     history = early.history_
     scores = [r["validation"] for r in history]
-    assert len(early.validation_indices_) == 150 and scores[2] == scores[3] == scores[4]
+    assert len(early.validation_indices_) == 150 and max(scores[:5]) == max(scores)
     assert early.best_iteration_ > 10 and not early.converged_
     first = next(r["iteration"] for r in history if r["residual_ratio"] * 1e-3 <= 0.03)
     assert early.best_iteration_ >= first > 10

@@ -38,7 +38,7 @@ from ._row_sweep import RowSweep
 from .acceleration import AndersonAcceleration
 from .driver import ConvergenceWarning, Driver, Method
 from .iteration import (ConvergenceError, Iteration, RowData, State, balanced_rho,
-                        residuals)
+                        preconditioning, residuals)
 from .memory import WideInputWarning, plan_run
 from .settings import EngineSettings
 
@@ -117,8 +117,7 @@ class ADMM(Method):
         ranges = self._plan.ranges
         X = X.astype(np.float32 if single else np.float64, copy=False)
         self.n_rows_, self.n_row_blocks_total_ = n, n_row_blocks_total
-        self.scale_ = (1.0 / np.sqrt(self.settings.alpha * n) if self.settings.alpha > 0
-                       else 1.0)
+        self.scale_, self._kappa2 = preconditioning(self.settings.alpha, n, self.loss)
         caches = self._plan.caches(op, single)
         self.rows_ = []
         for (start, stop), plan in zip(ranges, caches):
@@ -143,7 +142,7 @@ class ADMM(Method):
         self.iteration_ = Iteration(self.loss, self.regularizer, self.settings.alpha,
                                     self.scale_, self.n_rows_, op.n_blocks,
                                     self.settings.relaxation, self.n_threads,
-                                    row_sweep=self.row_sweep_)
+                                    row_sweep=self.row_sweep_, kappa2=self._kappa2)
         self.accelerator_ = None
         if self.settings.acceleration == "anderson":
             state, rows, nt = self.state_, self.rows_, self.n_threads
@@ -155,8 +154,8 @@ class ADMM(Method):
         `Driver.rerun`): one setup, many solves.  alpha: another alpha > 0 (None: the
         same); row_blocks: the indices of this rank's set-up row blocks the solve uses, e.g.
         a cross-validation fold's training rows (None: all of them).  The rows, the memory
-        plan and the cached feature blocks are kept, rescaled to the new c = 1/sqrt(alpha n)
-        (n: the rows of the blocks used, over every rank); the factors are rebuilt on their
+        plan and the cached feature blocks are kept, rescaled to the new c (`preconditioning`
+        of alpha and n, n: the rows of the blocks used, over every rank); the factors are rebuilt on their
         first visit and the state starts cold (a warm start moves it).  Collective."""
         dist = self._dist
         alpha, blocks = dist.agree(self._checked_problem, alpha, row_blocks)
@@ -167,7 +166,7 @@ class ADMM(Method):
         self.n_rows_, self.n_row_blocks_total_ = int(n), int(R)
         self.n_row_blocks_ = len(blocks)
         self.settings = replace(self.settings, alpha=alpha)
-        self.scale_ = 1.0 / np.sqrt(alpha * self.n_rows_)
+        self.scale_, self._kappa2 = preconditioning(alpha, self.n_rows_, self.loss)
         for data in self.rows_:
             data.columns.rescale(self.scale_)
         self._new_problem()
@@ -231,7 +230,7 @@ class ADMM(Method):
         rho = self.rho
         primal, dual, eps_primal, eps_dual = residuals(
             self.state_, info, sums, rho, self.settings.tol, self.n_row_blocks_total_,
-            self.n_rows_)
+            self.n_rows_, self.iteration_.kappa2)
         record = {"iteration": it, "objective": self.iteration_.objective(sums, self.state_),
                   "primal": primal, "dual": dual, "rho": rho,
                   "residual_ratio": float(max(primal / eps_primal, dual / eps_dual)),

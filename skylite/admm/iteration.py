@@ -22,7 +22,8 @@ Per iteration, with the relaxation a in (0, 2) (a = 1: plain ADMM):
     6. consensus duals, against the new Wbar:
          mu'_i <- mu'_i + W'^_i - Wbar ;  mu <- mu + W^ - Wbar
 
-Everything runs on the preconditioned Z~ = c Z, W~ = W / c with c^2 = 1/(alpha n) (the
+Everything runs on the preconditioned Z~ = c Z, W~ = W / c with c^2 = 1/(alpha n), or
+sqrt(1/(alpha n)) for a piecewise-linear loss when 1/(alpha n) > 1 (`preconditioning`; the
 sweep's `scale`); the model is coef_ = c W.  The loss prox step is t = 1/rho (rho relative
 to the loss scale 1/n).  The prox calls go straight to the nogil kernels of skylite.prox:
 the targets are validated once, at setup, and the iterates are checked for non-finite values
@@ -179,7 +180,7 @@ class Iteration:
     ----------
     loss, regularizer : skylite.prox Loss / Regularizer objects
     alpha : float >= 0, the regularization weight
-    scale : float, c (see the module docstring)
+    scale : float, c (see the module docstring and `preconditioning`)
     n_rows : int, n over every rank (the loss scale 1/n)
     n_column_blocks : int, C
     relaxation : float in (0, 2), a
@@ -187,14 +188,16 @@ class Iteration:
     row_sweep : bool
         Step 3 by one pass over the rows per iteration (`RowSweep.row_sweep`) instead of
         the sweep over the column blocks, which holds a whole n_i x s_j block per thread.
+    kappa2 : float > 0
+        (c / c0)^2 of `preconditioning`: the weight of the weight copies in the residuals.
     """
 
     def __init__(self, loss, regularizer, alpha, scale, n_rows, n_column_blocks, relaxation,
-                 n_threads, row_sweep=False):
+                 n_threads, row_sweep=False, kappa2=1.0):
         self.loss, self.regularizer = loss, regularizer
         self.alpha, self.scale, self.n = alpha, scale, n_rows
         self.C, self.relaxation, self.n_threads = n_column_blocks, relaxation, n_threads
-        self.row_sweep = row_sweep
+        self.row_sweep, self.kappa2 = row_sweep, kappa2
         self.unconverged_rows = 0     # rows whose iterative (logistic) prox hit its cap
 
     def step(self, state, rows, rho, consensus):
@@ -278,15 +281,17 @@ class Iteration:
     def local_sums(self, state, rows, info):
         """This rank's partial sums for the residuals and the objective, in the order of
         `SUMS` (terms in W, Wbar and mu alone, the same on every rank, are added by
-        `residuals` after the sums are reduced over the ranks)."""
+        `residuals` after the sums are reduced over the ranks).  The weight copies' terms
+        are weighed by kappa2 (`preconditioning`), the weight duals' by 1/kappa2."""
         sq = lambda A: float(np.vdot(A, A))
+        k2 = self.kappa2
         blocks = list(zip(state.blocks, rows, info.S, info.Obar_prev))
         return np.array([
-            sum(sq(rb.Wp - state.Wbar) + sq(rb.O - rb.Obar) for rb, *_ in blocks),
+            sum(k2 * sq(rb.Wp - state.Wbar) + sq(rb.O - rb.Obar) for rb, *_ in blocks),
             sum(sq(rb.Obar - prev) for rb, _, _, prev in blocks),
-            sum(sq(rb.Wp) + sq(rb.O) for rb, *_ in blocks),
+            sum(k2 * sq(rb.Wp) + sq(rb.O) for rb, *_ in blocks),
             sum(sq(rb.Obar) for rb, *_ in blocks),
-            sum(sq(rb.mu_p) + sq(rb.nu) for rb, *_ in blocks),
+            sum(sq(rb.mu_p) / k2 + sq(rb.nu) for rb, *_ in blocks),
             sum(_loss_value(self.loss, S, data.Y, self.n_threads)
                 for _, data, S, _ in blocks),
         ])
@@ -317,6 +322,22 @@ def _loss_value(loss, O, Y, n_threads):
     if isinstance(loss, Loss):
         return loss_value(loss, O, Y, n_threads)
     return loss.value(O, Y, n_threads=n_threads)
+def preconditioning(alpha, n, loss):
+    """(c, kappa2): the scale of the preconditioned variables Z~ = c Z, W~ = W / c, and
+    kappa2 = (c / c0)^2 with c0 = 1/sqrt(alpha n), by which `residuals` weighs the weight
+    copies so that `tol` measures the residuals as it does at c = c0.
+
+    c0^2 = 1/(alpha n) (scikit-learn's C) equalizes the curvature of the loss term (1/n for
+    squared loss) and of alpha r (l2).  A piecewise-linear loss (not `loss.smooth`: hinge,
+    LAD) has no curvature to equalize, and at C > 1 c0 weighs the outputs against the
+    weights too heavily: c^2 = sqrt(C) there (docs/engine.md, "Preconditioning").  alpha = 0:
+    c = 1."""
+    if alpha <= 0:
+        return 1.0, 1.0
+    c0 = 1.0 / np.sqrt(alpha * n)
+    if getattr(loss, "smooth", False) or c0 <= 1.0:
+        return c0, 1.0
+    return float(np.sqrt(c0)), 1.0 / c0
 
 
 def _regularizer_prox(regularizer, V, t, out, n_threads):
@@ -334,23 +355,27 @@ def _regularizer_value(regularizer, W, n_threads):
     return regularizer.value(W, n_threads=n_threads)
 
 
-def residuals(state, info, total, rho, tol, R, n):
+def residuals(state, info, total, rho, tol, R, n, kappa2=1.0):
     """Primal and dual residuals (Boyd et al. 2011, 3.3) and their tolerances, from the
     reduced sums `total` (Iteration.SUMS) and the shared W, Wbar, mu:
 
-        primal = sqrt( sum_i ||W'_i - Wbar||^2 + ||W - Wbar||^2 + sum_i ||O_i - Obar_i||^2 )
-        dual   = rho sqrt( (R + 1) ||Wbar - Wbar_prev||^2 + sum_i ||Obar_i - Obar_i,prev||^2 )
+        primal = sqrt( k sum_i ||W'_i - Wbar||^2 + k ||W - Wbar||^2 + sum_i ||O_i - Obar_i||^2 )
+        dual   = rho sqrt( k (R + 1) ||Wbar - Wbar_prev||^2 + sum_i ||Obar_i - Obar_i,prev||^2 )
 
+    with k = kappa2 (`preconditioning`; 1 at c = c0): the weight copies measured in the
+    metric of c0, their duals in its inverse, so that tol means the same for any c.
     The run has converged when primal <= tol * (norm of the primal iterates) and dual <= tol
     * rho * (norm of the scaled duals), each plus an absolute floor of 1e-12 sqrt(size).
     Returns (primal, dual, eps_primal, eps_dual)."""
     primal_sum, dual_sum, norm_x, norm_z, norm_dual, _ = total[:len(Iteration.SUMS)]
     sq = lambda A: float(np.vdot(A, A))
-    primal = np.sqrt(primal_sum + sq(state.W - state.Wbar))
-    dual = rho * np.sqrt((R + 1) * sq(state.Wbar - info.Wbar_prev) + dual_sum)
+    k2 = kappa2
+    primal = np.sqrt(primal_sum + k2 * sq(state.W - state.Wbar))
+    dual = rho * np.sqrt(k2 * (R + 1) * sq(state.Wbar - info.Wbar_prev) + dual_sum)
     floor = 1e-12 * np.sqrt((R + 1) * state.Wbar.size + n * state.Wbar.shape[1])
-    scale_primal = max(np.sqrt(norm_x + sq(state.W)), np.sqrt((R + 1) * sq(state.Wbar) + norm_z))
-    scale_dual = rho * np.sqrt(sq(state.mu) + norm_dual)
+    scale_primal = max(np.sqrt(norm_x + k2 * sq(state.W)),
+                       np.sqrt(k2 * (R + 1) * sq(state.Wbar) + norm_z))
+    scale_dual = rho * np.sqrt(sq(state.mu) / k2 + norm_dual)
     return primal, dual, tol * scale_primal + floor, tol * scale_dual + floor
 
 

@@ -8,7 +8,9 @@ the classifiers' C they are one problem in W = [W_1 ... W_k] (skylite.prox.Stack
 
 whose minimizer is each fold's own (fold f's problem, (1/n_f) sum V + alpha_f ||W_f||^2 / 2
 with alpha_f = 1/(n_f C), times n_f / N), so that alpha = 1/(N C) for the N rows of the
-search and the ADMM preconditioner c = sqrt(C) is every fold's.  One solve reads each
+search and the ADMM preconditioner c, a function of C alone (c^2 = 1/(alpha N) = C, or
+sqrt(C) for hinge and LAD at C > 1: skylite.admm.iteration.preconditioning), is every
+fold's.  One solve reads each
 feature block once per iteration for all k folds; the setup (features, caches, factors) is
 made once per kernel setting and serves every fold and every C, each C started from the
 previous one's models.
