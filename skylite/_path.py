@@ -6,7 +6,10 @@ The work that does not depend on the regularization is done once: the input chec
 target coding, the early-stopping split, the feature map (its bandwidth, landmarks and
 layout), the memory plan and the cached feature blocks; each further value is a new solve
 on that setup (`skylite.admm.BlockADMM.solve`: the cached blocks are rescaled, not
-regenerated), started from the previous value's model.  Each solve's model equals an
+regenerated), continuing from the previous value's whole ADMM state (iterates, duals and
+rho, rescaled to the new value's preconditioning: `BlockADMM.solve(keep_state=True)`), which
+took 0.5-0.7 of a cold fit's iterations to the same objective on MNIST (docs/tuning.md).
+Each solve's model equals an
 independent fit at that value up to the solver's tolerance.  Solvers that have no iterative
 setup to share (solver="direct", "exact", "pcg") fall back to separate fits.
 
@@ -58,8 +61,7 @@ class RegularizationPath:
                 estimator.alpha_ = estimator._resolved_alpha(dist, n_fit_rows)
                 early = new_early_stopping()
                 engine.driver_.callback = early if early is not None else estimator.callback
-                W0 = estimator.coef_ if self.warm_start else None
-                engine.solve(alpha=estimator.alpha_, W0=W0)
+                engine.solve(alpha=estimator.alpha_, keep_state=self.warm_start)
                 estimator._set_fitted(engine.result_, early, *fitted)
             self.on_model(estimator)
 
@@ -73,7 +75,7 @@ class PathFitting:
         The parameter is C for `KernelSVC` and `KernelLogisticRegression` (alpha = 1/(n C))
         and alpha for the others (or for a classifier given alpha).  Everything that does not
         depend on it is done once (module docstring of skylite._path); each value after the
-        first is solved on the first fit's setup, starting from the previous model.  The
+        first is solved on the first fit's setup, continuing from the previous solve.  The
         usual order is from strong to weak regularization (C increasing, alpha decreasing).
 
         Parameters
@@ -85,7 +87,8 @@ class PathFitting:
         values : sequence of float > 0
             The values of C (or alpha), solved in this order.
         warm_start : bool, default=True
-            Start each solve after the first from the previous value's model.
+            Continue each solve after the first from the previous value's ADMM state (its
+            iterates, duals and rho); False: each solve starts cold.
         on_model : callable or None, default=None
             Called as ``on_model(estimator)`` right after each value's solve, with this
             estimator fitted at that value (e.g. to score it); the path then keeps no copy.

@@ -259,6 +259,50 @@ def test_a_path_of_alphas_on_one_setup_reaches_each_independent_optimum(
         engine.fit_path(X, Y, [])
 
 
+@pytest.mark.parametrize("sweep", ["columns", "rows"])
+def test_a_solve_that_keeps_the_state_continues_the_last_one(ridge, sweep):
+    """solve(keep_state=True) starts from the last solve's iterates, duals and rho, carried
+    to the new alpha's preconditioning (for hinge loss c changes regime at C = 1): from the
+    optimum of the same problem it stops at once, and along a path of C it reaches each
+    independent optimum (the model is the same function of the state at any c)."""
+    from skylite.admm import BlockADMM
+    from skylite.prox import get_loss, get_regularizer
+    from skylite.prox.coding import code_labels
+    X, y = ridge
+    n, loss = len(X), get_loss("hinge")
+    Y, _ = code_labels(y.astype(int), loss)
+    fmap = GaussianRFF(128, sigma=0.6, n_blocks=4, random_state=0).fit(X)
+    kw = dict(tol=1e-7, max_iter=5000, sweep=sweep, n_row_blocks=2)
+    engine = BlockADMM(fmap, loss, get_regularizer("l2"), 1 / n, **kw).fit(X, Y)
+    assert engine.converged_
+    engine.solve(keep_state=True)
+    assert engine.converged_ and engine.n_iter_ <= 2
+    # a fixed point's relations hold in the new c's variables: mu'_ij = Z~_ij^T nu_i,
+    # U_ij = Z~_ij^T Z~_ij W~_j, W'_i = W~ (Z~ = c Z, W~ = W / c)
+    method = engine.method_
+    method.set_problem(1 / (n * 30.0), None, keep_state=True)
+    c, state, offsets = method.scale_, method.state_, fmap.transform_op_.block_offsets
+    assert c == pytest.approx(30.0 ** 0.25)
+    for rb, data in zip(state.blocks, method.rows_):
+        Zi = c * fmap.transform(data.X)
+        assert np.allclose(rb.mu_p, Zi.T @ rb.nu, atol=1e-5 * abs(rb.mu_p).max())
+        assert np.allclose(rb.Wp, state.W, atol=1e-5 * abs(state.W).max())
+        for a, b in zip(offsets[:-1], offsets[1:]):
+            U = Zi[:, a:b].T @ (Zi[:, a:b] @ rb.Wp[a:b])
+            assert np.allclose(rb.U[a:b], U, atol=1e-5 * abs(U).max())
+    Z = fmap.transform(X)
+    for C in (3.0, 30.0, 300.0):
+        alpha = 1 / (n * C)
+        engine.solve(alpha=alpha, keep_state=True)
+        alone = BlockADMM(fmap, loss, get_regularizer("l2"), alpha, **kw).fit(X, Y)
+        F = lambda W: loss.value(Z @ W, Y) / n + alpha * 0.5 * np.sum(W * W)
+        assert engine.converged_ and abs(F(engine.coef_) / F(alone.coef_) - 1) < 1e-4
+    with pytest.raises(ValueError, match="W0 or keep_state"):
+        engine.solve(keep_state=True, W0=engine.coef_)
+    with pytest.raises(ValueError, match="needs the same row_blocks"):
+        engine.solve(keep_state=True, row_blocks=[0])
+
+
 @pytest.mark.parametrize("budget", [None])
 def test_solves_on_some_row_blocks_reach_the_fit_on_those_rows(ridge, budget):
     """Row blocks set up once serve solves on subsets of them (cross-validation folds set up

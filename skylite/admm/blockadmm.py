@@ -133,12 +133,17 @@ class ADMM(Method):
         self._new_problem()
         self._dist = dist
 
-    def _new_problem(self):
-        """The state, update rules and accelerator of a cold start at `settings.alpha`."""
+    def _new_problem(self, kept=None):
+        """The state, update rules and accelerator of a cold start at `settings.alpha`, or
+        of a start from `kept` = (state, rho)."""
         op, s = self.feature_map.transform_op_, self.feature_map.transform_op_.n_features
         m, block_rows = self._m, [data.Y.shape[0] for data in self.rows_]
-        self.rho = self.settings.rho
-        self.state_ = State(s, m, block_rows, m if self.settings.relaxation == 1.0 else 2 * m)
+        if kept is None:
+            self.rho = self.settings.rho
+            self.state_ = State(s, m, block_rows,
+                                m if self.settings.relaxation == 1.0 else 2 * m)
+        else:
+            self.state_, self.rho = kept
         self.iteration_ = Iteration(self.loss, self.regularizer, self.settings.alpha,
                                     self.scale_, self.n_rows_, op.n_blocks,
                                     self.settings.relaxation, self.n_threads,
@@ -149,16 +154,23 @@ class ADMM(Method):
             self.accelerator_ = AndersonAcceleration(
                 self.settings.anderson_memory, whiten=lambda f: state.whiten(f, rows, nt))
 
-    def set_problem(self, alpha=None, row_blocks=None):
+    def set_problem(self, alpha=None, row_blocks=None, keep_state=False):
         """Make the set-up method solve another problem on the same setup (then
         `Driver.rerun`): one setup, many solves.  alpha: another alpha > 0 (None: the
         same); row_blocks: the indices of this rank's set-up row blocks the solve uses, e.g.
         a cross-validation fold's training rows (None: all of them).  The rows, the memory
         plan and the cached feature blocks are kept, rescaled to the new c (`preconditioning`
-        of alpha and n, n: the rows of the blocks used, over every rank); the factors are rebuilt on their
-        first visit and the state starts cold (a warm start moves it).  Collective."""
+        of alpha and n, n: the rows of the blocks used, over every rank); the factors are
+        rebuilt on their first visit.  The state starts cold (a warm start moves it), or with
+        keep_state (the same row blocks as the last solve) it is the last solve's whole
+        state, iterates, duals and rho, in the new c's variables
+        (`State.rescale_preconditioning`).  Collective."""
         dist = self._dist
         alpha, blocks = dist.agree(self._checked_problem, alpha, row_blocks)
+        if keep_state and [self._set_up[i] for i in blocks] != self.rows_:
+            raise ValueError("keep_state continues the last solve: it needs the same "
+                             "row_blocks")
+        old_scale = self.scale_
         self.rows_ = [self._set_up[i] for i in blocks]
         n, R = dist.sum_to_all([sum(data.Y.shape[0] for data in self.rows_), len(blocks)])
         if n == 0:
@@ -169,7 +181,11 @@ class ADMM(Method):
         self.scale_, self._kappa2 = preconditioning(alpha, self.n_rows_, self.loss)
         for data in self.rows_:
             data.columns.rescale(self.scale_)
-        self._new_problem()
+        if keep_state:
+            self.state_.rescale_preconditioning(self.scale_ / old_scale)
+            self._new_problem(kept=(self.state_, self.rho))
+        else:
+            self._new_problem()
 
     def _checked_problem(self, alpha, row_blocks):
         alpha = self.settings.alpha if alpha is None else EngineSettings.check("alpha", alpha)
@@ -477,7 +493,7 @@ class BlockADMM:
                                          settings, self.n_threads)
         self.driver_ = self.driver(self.method_)
 
-    def solve(self, *, alpha=None, row_blocks=None, W0=None):
+    def solve(self, *, alpha=None, row_blocks=None, W0=None, keep_state=False):
         """Solve again on the setup of the last `fit` (its rows, memory plan and cached
         feature blocks), at another alpha and/or on some of the row blocks (`ADMM.set_problem`:
         e.g. cross-validation folds set up as row blocks, `n_row_blocks`), from W0 if given.
@@ -490,7 +506,11 @@ class BlockADMM:
         row_blocks : sequence of int or None, default=None
             This rank's set-up row blocks to use (None: all).
         W0 : ndarray of shape (s, m) or None, default=None
-            A warm start.
+            A warm start from a model alone (the duals a fixed point at W0 implies).
+        keep_state : bool, default=False
+            Start from the last solve's whole state (iterates, duals, rho) instead, carried
+            to the new alpha's preconditioning: a continuation along a path; on the last
+            solve's row blocks, without W0.
 
         Returns
         -------
@@ -499,14 +519,17 @@ class BlockADMM:
         """
         if "driver_" not in self.__dict__:
             raise ValueError("solve needs the setup of a fit: call fit first")
-        self.method_.set_problem(alpha, row_blocks)
+        if keep_state and W0 is not None:
+            raise ValueError("give W0 or keep_state, not both")
+        self.method_.set_problem(alpha, row_blocks, keep_state)
         self.result_ = self.driver_.rerun(W0)
         return self._fitted(self.result_)
 
     def fit_path(self, X, Y, alphas, *, warm_start=True, checked=False):
         """Solve at each alpha in turn on one setup: the rows, memory plan and cached
         feature blocks of the first solve serve the others (`BlockADMM.solve`), and each
-        solve starts from the previous one's model (`warm_start`).  A path from strong to
+        solve continues from the previous one's whole state (`warm_start`: its iterates,
+        duals and rho, `solve(keep_state=True)`).  A path from strong to
         weak regularization (decreasing alpha) is the usual order.  Checkpoints apply to
         the first solve only.
 
@@ -517,7 +540,7 @@ class BlockADMM:
         alphas : sequence of float > 0
             The regularization weights, solved in this order.
         warm_start : bool, default=True
-            Start each solve after the first from the previous model.
+            Start each solve after the first from the previous solve's state (False: cold).
         checked : bool, default=False
             As for `fit`.
 
@@ -533,7 +556,7 @@ class BlockADMM:
         self._new_method(replace(self.settings, alpha=alphas[0]))
         results = [self.driver_.run(X, Y, checked=checked)]
         for alpha in alphas[1:]:
-            self.solve(alpha=alpha, W0=results[-1].coef if warm_start else None)
+            self.solve(alpha=alpha, keep_state=warm_start)
             results.append(self.result_)
         self.result_ = results[-1]
         self._fitted(self.result_)

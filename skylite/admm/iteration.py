@@ -126,6 +126,22 @@ class State:
         for rb in self.blocks:
             rb.rescale_duals(factor)
 
+    def rescale_preconditioning(self, ratio):
+        """The same point in the variables of a new scale c' = ratio * c (`preconditioning`;
+        W~ = W / c, Z~ = c Z): the weight copies W, Wbar, W' divided by ratio, so that the
+        model c W~ is unchanged; mu', mu and U, which are Z~^T times output-space
+        quantities at a fixed point (mu'_ij = Z~_ij^T nu_i, U_ij = Z~_ij^T Z~_ij W~_j),
+        multiplied by it; the output-space variables (O, Obar, nu, Dbar) unchanged.  The
+        row sweep's carried G is then stale."""
+        self.W /= ratio
+        self.Wbar /= ratio
+        self.mu *= ratio
+        for rb in self.blocks:
+            rb.Wp /= ratio
+            rb.mu_p *= ratio
+            rb.U *= ratio
+            rb.G_valid[0] = 0.0
+
     def carried(self):
         """The arrays the iteration carries beside the fixed-point vectors, linear in them:
         the row sweep's G of every row block, or None when any of them is stale (always

@@ -12,8 +12,8 @@ search and the ADMM preconditioner c, a function of C alone (c^2 = 1/(alpha N) =
 sqrt(C) for hinge and LAD at C > 1: skylite.admm.iteration.preconditioning), is every
 fold's.  One solve reads each
 feature block once per iteration for all k folds; the setup (features, caches, factors) is
-made once per kernel setting and serves every fold and every C, each C started from the
-previous one's models.
+made once per kernel setting and serves every fold and every C, each C continuing from the
+previous one's ADMM state.
 
 Early stopping, when the estimator would use it on a fold, is each fold's own: the fold's
 held-out rows are the ones its independent fit would hold out (the estimator's rule on the
@@ -135,7 +135,7 @@ class StackedPath:
                                                                  loss, Y, est)
                        for rows in val_rows]
         m = Y.shape[1]
-        engine, previous = None, None
+        engine = None
         for index, C in enumerate(values):
             start = time.perf_counter()
             watch = _Watch(validations, patience, est.tol, est.scoring, m) if early[0] else None
@@ -147,14 +147,13 @@ class StackedPath:
                 engine.fit(X, stack_targets(Y, members), checked=True)
             else:
                 engine.driver_.callback = watch
-                engine.solve(alpha=alpha, W0=previous)
+                engine.solve(alpha=alpha, keep_state=True)
             result = engine.result_
             stacked = result.coef.copy()
             if watch is not None:
                 for f in range(k):
                     if watch.rules[f].best_W is not None:
                         stacked[:, f * m:(f + 1) * m] = watch.rules[f].best_W
-            previous = stacked
             seconds = (time.perf_counter() - start) / k
             for f in range(k):
                 model = fitted_copy(est).set_params(C=C)
