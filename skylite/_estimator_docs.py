@@ -69,11 +69,16 @@ classification : bool or None, default=None
     labels; squared and lad: real targets).  True with "squared" or "lad" codes the
     labels one-vs-rest as +/-1.
 method : str or None, default=None
-    A feature-map variant of the kernel: "fastfood" (Gaussian, Matern), "qmc" /
-    "qmc_sobol" / "qmc_halton" (quasi-Monte-Carlo features), "nystroem" (every kernel but
-    the linear one: n_features landmarks from the training rows, `landmarks`), "jlt" /
-    "srht" / "countsketch" (linear sketches of n_features columns for the linear kernel);
-    `skylite.kernels.Gaussian().methods` lists a kernel's.
+    A feature-map variant of the kernel: "rff" (random Fourier features), "fastfood"
+    (Gaussian, Matern), "qmc" / "qmc_sobol" / "qmc_halton" (quasi-Monte-Carlo features),
+    "nystroem" (every kernel but the linear one: n_features landmarks from the training
+    rows, `landmarks`), "jlt" / "srht" / "countsketch" (linear sketches of n_features
+    columns for the linear kernel); `skylite.kernels.Gaussian().methods` lists a kernel's.
+    None: the kernel's first method (random Fourier features for the Gaussian kernel).
+    "auto": the map measured to give the most accuracy per second of fit, Nystroem with
+    k-means landmarks for the Gaussian kernel (at most one landmark per training row, so
+    that below n_features rows it is the exact kernel machine), the kernel's first method
+    for the others.  The fit records its choice in ``method_``.
 landmarks : {{"kmeans", "uniform"}} or None, default=None
     How method="nystroem" chooses its landmarks: k-means centres of a pool of rows, or
     rows drawn uniformly; None is the Nystroem default, "kmeans".  Only with

@@ -19,9 +19,22 @@ from .admm.settings import EngineSettings
 from .prox import get_loss
 from .sketch import FeatureMap, default_layout_blocks
 
-__all__ = ["ProblemParameters", "with_C"]
+__all__ = ["ProblemParameters", "with_C", "resolved_method"]
 
 _KERNELS = kernels_module.KERNELS
+
+# method="auto": per kernel, the feature map that gave the most accuracy per second of fit
+# where it was measured (docs/feature_maps.md, "The default map"); the kernels not listed
+# keep their first method.
+AUTO_METHODS = {kernels_module.Gaussian: "nystroem"}
+
+
+def resolved_method(method, kernel):
+    """The feature-map method a fit uses: `method`, or for "auto" the measured default of
+    `kernel` (a skylite.kernels object or class; None: the kernel's first method)."""
+    if method != "auto":
+        return method
+    return AUTO_METHODS.get(kernel if isinstance(kernel, type) else type(kernel))
 
 
 class ProblemParameters:
@@ -77,18 +90,23 @@ class ProblemParameters:
             if not isinstance(self.feature_map, FeatureMap):
                 raise ValueError(f"feature_map must be a skylite.sketch map, "
                                  f"got {self.feature_map!r}")
+            self.method_ = None
             return deepcopy(self.feature_map).fit_distributed(X, dist, checked=True), None
         kernel = self._kernel_object(X, dist)
-        check_positive(self.n_features, "n_features", integer=True)
+        n_features = check_positive(self.n_features, "n_features", integer=True)
+        method = resolved_method(self.method, kernel)
+        self.method_ = kernel.methods[0] if method is None else method
+        counts = dist.allgather(X.shape[0])
+        if self.method == "auto" and method == "nystroem":
+            n_features = min(n_features, sum(counts))  # one landmark per row: exact
         n_blocks = self.n_blocks
         if n_blocks is None:     # from the problem alone: the same model on every machine
             identity = (isinstance(kernel, kernels_module.Linear)      # s = d, not chosen
-                        and self.method in (None, "identity"))
-            n_blocks = default_layout_blocks(X.shape[1] if identity else self.n_features,
-                                             max(dist.allgather(X.shape[0])),
-                                             method=self.method, identity=identity)
-        fmap = kernel.feature_map(self.n_features, n_blocks=n_blocks,
-                                  random_state=self.random_state, method=self.method,
+                        and method in (None, "identity"))
+            n_blocks = default_layout_blocks(X.shape[1] if identity else n_features,
+                                             max(counts), method=method, identity=identity)
+        fmap = kernel.feature_map(n_features, n_blocks=n_blocks,
+                                  random_state=self.random_state, method=method,
                                   landmarks=self.landmarks)
         return fmap.fit_distributed(X, dist, checked=True), kernel
 

@@ -109,10 +109,13 @@ def _ridge(args):
 
 
 _APPLIES = {
-    "features": (lambda a: a.kernel != "linear" or a.method not in (None, "identity"),
+    "features": (lambda a: a.kernel != "linear"
+                 or a.method not in (None, "auto", "identity"),
                  "random features or a linear sketch (--kernel linear without --method has "
                  "s = the input features)"),
-    "landmarks": (lambda a: a.method == "nystroem", "--method nystroem"),
+    "landmarks": (lambda a: a.method == "nystroem" or (
+        a.method == "auto" and a.kernel in ("gaussian", "rbf")),
+        "--method nystroem (or --method auto with --kernel gaussian)"),
     "classification": (lambda a: a.loss in ("squared", "lad"), "--loss squared or lad"),
     "validation_fraction": (lambda a: a.early_stop is not False and not a.val,
                             f"{_EARLY} without --val"),
@@ -289,12 +292,13 @@ def _train_options(p):
                         f"{later['features']}; with --kernel linear and no sketch s is the "
                         f"number of input features)")
     m = g.add_mutually_exclusive_group()
-    m.add_argument("--method", help="feature map method: rff (default), fastfood (gaussian, "
-                                    "matern), qmc_halton / qmc_sobol (gaussian, laplacian, "
-                                    "matern), nystroem (every kernel but linear: --features "
-                                    "landmarks from the rows, see --landmarks), jlt / srht / "
-                                    "countsketch (linear: a sketch of --features columns) "
-                                    "(default: the kernel's first)")
+    m.add_argument("--method",
+                   help="feature map method: rff, fastfood (gaussian, matern), qmc_halton / "
+                        "qmc_sobol (gaussian, laplacian, matern), nystroem (every kernel but "
+                        "linear: --features landmarks from the rows, see --landmarks), jlt / "
+                        "srht / countsketch (linear: a sketch of --features columns), auto "
+                        "(nystroem for gaussian, at most one landmark per row; the kernel's "
+                        "first method for the others) (default: the kernel's first)")
     m.add_argument("--quasi", nargs="?", const="sobol", choices=("sobol", "halton"),
                    help="quasi-Monte-Carlo random features: scrambled Sobol' (default) or "
                         "leaped Halton (libSkylark's -q 1); same as --method qmc_SEQUENCE")

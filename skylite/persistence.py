@@ -117,6 +117,7 @@ def save(model, path):
         "converged": bool(model.converged_),
         "alpha": float(model.alpha_),
         "sigma": None if model.sigma_ is None else float(model.sigma_),
+        "method": getattr(model, "method_", None),
         "targets_1d": bool(getattr(model, "_y_1d", False)),
     }
     if hasattr(model, "feature_names_in_"):
@@ -294,6 +295,7 @@ def _model(header, body, estimators):
                                   allow_zero=True)
     sigma = header.get("sigma")
     model.sigma_ = None if sigma is None else check_positive(sigma, "header['sigma']")
+    model.method_ = _field(header, "method", str, default=None)  # None: a user's map
     model._y_1d = _field(header, "targets_1d", bool)
     if model._y_1d and m != 1:
         raise ValueError(f"targets_1d is true but the model has {m} outputs")

@@ -254,6 +254,34 @@ def test_estimators_take_method_nystroem_with_every_kernel(pendigits):
         assert model.score(Xt, yt) >= exact.score(k.gram(Xt, X), yt) - 0.07, kernel
 
 
+def test_method_auto_is_recorded_capped_at_the_rows_and_saved(digits_small, tmp_path):
+    """method="auto": Nystroem with k-means landmarks for the Gaussian kernel, at most one
+    landmark per row (every row then, the exact kernel machine on them), the kernel's first
+    map for the others; `method_` records it, a refit reproduces it, a model file keeps it,
+    and the stacked folds of a search refuse the map that looks at the rows."""
+    from skylite.model_selection._stacked import stackable
+    from skylite._distributed import Distributed
+    X = digits_small[:240]
+    y = (X[:, 0] > np.median(X[:, 0])).astype(int)
+    kw = dict(sigma=0.6, method="auto", n_features=512, max_iter=50)
+    model = KernelSVC(**kw).fit(X, y)
+    assert model.method_ == "nystroem" and model.feature_map_.n_features == len(X)
+    landmarks = model.feature_map_.landmarks_
+    assert np.array_equal(np.unique(landmarks, axis=0), np.unique(X, axis=0))
+    one_block = KernelSVC(**kw, n_blocks=1).fit(X, y).feature_map_
+    Z, K = one_block.transform(X), Gaussian(0.6).gram(X)
+    assert np.abs(Z @ Z.T - K).max() <= 1e-10 * np.abs(K).max()
+    again = KernelSVC(**kw).fit(X, y)
+    assert np.array_equal(again.coef_, model.coef_)
+    model.save(tmp_path / "auto.sky")
+    assert skylite.load(tmp_path / "auto.sky").method_ == "nystroem"
+    other = KernelSVC("laplacian", sigma=4.0, method="auto", n_features=64, max_iter=5)
+    assert other.fit(X, y).method_ == "rff"
+    assert KernelSVC(sigma=0.6, n_features=64, max_iter=5).fit(X, y).method_ == "rff"
+    reason = stackable(KernelSVC(sigma=0.6, method="auto"), "C", Distributed(None))
+    assert "Nystroem" in reason
+
+
 def test_early_stopping_and_predictions_of_a_reloaded_model_are_bitwise(pendigits, tmp_path):
     X, y, Xt, _ = pendigits
     model = KernelSVC(sigma=60.0, method="nystroem", n_features=300, n_blocks=3,

@@ -7,7 +7,7 @@ over an R x C grid of blocks Z_ij = T[X_i, j] of the feature matrix, which is ne
 method (`skylite.admm.driver.Method`): its setup (memory plan, state, column blocks), its step
 (`skylite.admm.iteration`: the update rules, residuals and rho balancing), its sums, record,
 convergence test and adaptation (rho balancing, Anderson acceleration from
-`skylite.admm.acceleration`), its checkpointed state and its warm start.  The driver
+`skylite.admm.acceleration`), its checkpointed state and its starts (`skylite.admm.starts`).  The driver
 (`skylite.admm.driver.Driver`) runs it: rank agreement, the loop, fault guards, the
 per-iteration Allreduce, validation, callback, history, stopping and checkpoints.
 `BlockADMM` is the engine's public face: the method and the driver in one object with the
@@ -27,7 +27,6 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
-from .._distributed import Guard
 from .._machine import format_bytes
 from .._threads import resolve_threads
 from .._validation import with_native_index_dtypes
@@ -41,6 +40,7 @@ from .iteration import (ConvergenceError, Iteration, RowData, State, balanced_rh
                         preconditioning, residuals)
 from .memory import WideInputWarning, plan_run
 from .settings import EngineSettings
+from .starts import start_at_model
 
 __all__ = ["BlockADMM", "ADMM", "ConvergenceError", "ConvergenceWarning"]
 
@@ -296,34 +296,9 @@ class ADMM(Method):
             raise ValueError("warm start W0 contains NaN or infinity")
 
     def warm_start(self, W0, dist):
-        """Start at W0 as at a fixed point of the iteration (preconditioned variables):
-        W = Wbar = W'_i = W0, O_i = Obar_i = Z_i W0, U_ij = Z_ij^T Z_ij W0_j, Dbar_i = 0, and
-        the duals a fixed point implies: nu_i = -(1/rho) g_i with g_i a (sub)gradient of V
-        at O_i, mu'_ij = Z_ij^T nu_i, mu = -sum_i mu'_i (a sum over every rank's row blocks:
-        one Reduce + Bcast).  Starting at the optimum, the run then stops within a few
-        iterations."""
-        W0 = np.asarray(W0, dtype=np.float64)
-        c, state = self.scale_, self.state_
-        state.W[:] = W0 / c
-        state.Wbar[:] = W0 / c
-        offsets = self.feature_map.transform_op_.block_offsets
-        blocks = [slice(offsets[j], offsets[j + 1]) for j in range(len(offsets) - 1)]
-        block = lambda X, j: c * self.feature_map.block(X, j, n_threads=self.n_threads)
-        guard = Guard()
-        with guard:
-            for rb, data in zip(state.blocks, self.rows_):
-                rb.Wp[:] = W0 / c
-                partial = [block(data.X, j) @ state.W[cols] for j, cols in enumerate(blocks)]
-                rb.O[:] = sum(partial)
-                rb.Obar[:] = rb.O
-                rb.nu[:] = -self.loss.subgradient(rb.O, data.Y) / self.settings.rho
-                for j, cols in enumerate(blocks):
-                    Zj = block(data.X, j)
-                    rb.U[cols] = Zj.T @ partial[j]
-                    rb.mu_p[cols] = Zj.T @ rb.nu
-        dist.check(guard.error)
-        state.mu -= dist.sum_to_all(np.ascontiguousarray(
-            sum(rb.mu_p for rb in state.blocks)))
+        """Start at the fixed point W0 implies (`skylite.admm.starts.start_at_model`)."""
+        start_at_model(W0, self.state_, self.rows_, self.feature_map, self.loss, self.scale_,
+                       self.settings.rho, self.n_threads, dist)
 
     # ---- checkpoints ----
 

@@ -19,7 +19,8 @@ exactly the full-Nystroem problem (one landmark set, one whitening) whatever the
 
 Landmark rules (`landmarks=`): "uniform", s rows drawn without replacement; "kmeans", the
 centres of a few Lloyd iterations (KMEANS_ITERATIONS) started from a uniform draw, on a pool of
-KMEANS_POOL * s rows (Zhang & Kwok 2008).  Under MPI the rows are drawn by global row id from
+KMEANS_POOL * s rows (Zhang & Kwok 2008).  With s = n (as many landmarks as rows) both rules
+take every row: the map is then exact on the training rows.  Under MPI the rows are drawn by global row id from
 the seed and gathered once; the root computes the landmarks and broadcasts them, so every rank
 holds the same map.  The landmarks are part of the model (`fitted_arrays`, saved with it).
 """
@@ -204,9 +205,9 @@ class Nystroem(FeatureMap):
         sizes = self.block_sizes
         # the root computes the landmarks and whitening, every rank receives its bits
         L, whitening = np.empty((s, d)), np.empty(sum(b * b for b in sizes))
-        if self.landmarks == "uniform":
+        kmeans = self.landmarks == "kmeans" and s < n   # s = n: every row is a landmark
+        if not kmeans:
             L[...] = rows
-        kmeans = self.landmarks == "kmeans"
 
         def on_root():
             if dist.is_root:
