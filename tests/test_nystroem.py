@@ -165,6 +165,24 @@ def test_rkhs_norm_prox_is_optimal(digits_small, t, seed):
         assert objective(X) <= objective(other)
 
 
+def test_the_rkhs_prox_switches_to_an_eigendecomposition_after_many_steps(digits_small):
+    """After EIGEN_AFTER Cholesky inverses (one per new step t) the prox applies G's
+    eigendecomposition: still optimal, equal to the inverse's result to rounding, and the
+    same bits for any thread count."""
+    from skylite.prox import rkhs
+    fmap = Nystroem(Gaussian(1.0), n_features=120, n_blocks=3).fit(digits_small)
+    reg, threads = RKHSNorm(fmap), RKHSNorm(fmap)
+    V = np.random.default_rng(0).standard_normal((120, 3))
+    steps = np.geomspace(1e-2, 1e2, rkhs.EIGEN_AFTER + 3)
+    for t in steps:
+        X = reg.prox(V, t, n_threads=1)
+        assert np.allclose(t * reg.gram @ X + X - V, 0, atol=1e-9 * (1 + t))
+        by_inverse = RKHSNorm(fmap).prox(V, t)
+        assert np.abs(X - by_inverse).max() <= 1e-10 * np.abs(by_inverse).max()
+        assert np.array_equal(X, threads.prox(V, t, n_threads=2))
+    assert reg._eigen is not None and reg._n_inverses == rkhs.EIGEN_AFTER
+
+
 def _objective(Z, Y, W, loss, alpha, G=None):
     value = loss.value(Z @ W, Y) / len(Z)
     reg = 0.5 * np.sum(W * W) if G is None else 0.5 * np.vdot(W, G @ W)
