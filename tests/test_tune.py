@@ -112,3 +112,18 @@ def test_tune_a_regressor_over_alpha(tmp_path, capsys, pendigits):
     out = capsys.readouterr().out
     assert "alpha=0.01" in out and "alpha=0.0001" in out and "best: sigma=0.5 alpha=" in out
     assert "R^2" in out and type(skylite.load(tmp_path / "r.sky")).__name__ == "KernelRidge"
+
+
+def test_tune_with_method_auto_searches_on_nystroem_features(digits_npz, tmp_path, capsys):
+    """--method auto: the search and the best model use Nystroem landmarks (the Gaussian
+    kernel's measured choice), with the choice recorded in the model file."""
+    path, X, y = digits_npz
+    model = tmp_path / "auto.sky"
+    assert main(["tune", str(path), "-m", str(model), "--method", "auto", "--sigma", "0.6",
+                 "--C", "1,10", "--cv", "3", "--features", "128", "-q"]) == 0
+    best = skylite.load(model)
+    assert best.method_ == "nystroem" and best.feature_map_.n_features == 128
+    search = KernelGridSearchCV(skylite.KernelSVC(n_features=128, method="auto"),
+                                {"C": [1.0, 10.0], "sigma": [0.6]}, cv=3).fit(X, y)
+    assert best.C == search.best_params_["C"]
+    np.testing.assert_array_equal(best.predict(X), search.predict(X))
