@@ -5,7 +5,7 @@ classifiers, alpha otherwise) form one regularization path, solved on one setup 
 estimator's `fit_path` (skylite._path): the input checks, the target coding, the feature
 map (bandwidth, landmarks, layout), the early-stopping split, the memory plan and the
 cached feature blocks are made once per fold and kernel setting and serve every C, each C
-solved from the previous one's model, from strong to weak regularization.  Racing
+continuing from the previous one's ADMM state, from strong to weak regularization.  Racing
 (skylite.model_selection._racing) stops fitting grid points that are clearly behind after
 the first folds.  The folds are by global row id (skylite.model_selection._folds), so the
 search gives the same folds under any number of MPI ranks.
