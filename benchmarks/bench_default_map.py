@@ -22,16 +22,13 @@ exact kernel machine on its features) and the random maps keep 2048 features.  T
 prints fit seconds, test accuracy and the difference from `SVC()`.
 """
 import argparse
-import json
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _child import run_child  # noqa: E402
 from _data import mnist_file  # noqa: E402
 
-OUTSIDE = tempfile.gettempdir()     # children run outside the checkout (its source tree)
 
 CHILD = """
 import json, sys, time, warnings
@@ -65,15 +62,6 @@ print("RESULT", json.dumps({"seconds": seconds, "test": float(model.score(Xt, yt
 """
 
 
-def run(*args):
-    proc = subprocess.run([sys.executable, "-c", CHILD, *map(str, args)], cwd=OUTSIDE,
-                          capture_output=True, text=True)
-    line = next((l for l in proc.stdout.splitlines() if l.startswith("RESULT ")), None)
-    if line is None:
-        raise SystemExit(proc.stdout + proc.stderr)
-    return json.loads(line[len("RESULT "):])
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, nargs="*", default=[2000, 6000, 20000, 60000])
@@ -89,7 +77,7 @@ def main():
     for label, rows, source in sets:
         results = {}
         for name in args.maps:
-            r = results[name] = run(name, rows, source)
+            r = results[name] = run_child(CHILD, name, rows, source)
             diff = (f"{100 * (r['test'] - results['svc']['test']):+7.2f}"
                     if "svc" in results and name != "svc" else "")
             print(f"{label:<14} {name:<17} {r['seconds']:>8.1f} {100 * r['test']:>8.2f}% "

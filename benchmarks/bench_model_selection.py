@@ -32,16 +32,14 @@ reach the objective the path's solve stopped at (the cold fits run with max_iter
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _child import run_child  # noqa: E402
 from _data import mnist_file  # noqa: E402
 
 MNIST = mnist_file()
-OUTSIDE = tempfile.gettempdir()     # children run outside the checkout (its source tree)
 GRID = {"sigma": [4, 6, 9], "C": [1, 10, 100, 1000]}
 
 CHILD = """
@@ -107,15 +105,6 @@ print("RESULT", json.dumps(out))
 """
 
 
-def run(code, *args):
-    proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=OUTSIDE,
-                          capture_output=True, text=True)
-    line = next((l for l in proc.stdout.splitlines() if l.startswith("RESULT ")), None)
-    if line is None:
-        raise SystemExit(proc.stdout + proc.stderr)
-    return json.loads(line[len("RESULT "):])
-
-
 def searches(args):
     print(f"MNIST first {args.rows:,} rows, grid sigma {GRID['sigma']} x C {GRID['C']}, "
           f"3-fold stratified CV (shuffled, seed 0), refit, 10,000 test rows; "
@@ -124,7 +113,8 @@ def searches(args):
           f"{'test acc':>9}", flush=True)
     results = {}
     for name in args.contenders:
-        r = results[name] = run(CHILD, name, args.rows, args.features, json.dumps(GRID), MNIST)
+        r = results[name] = run_child(CHILD, name, args.rows, args.features,
+                                      json.dumps(GRID), MNIST)
         best = f"{r['best']['sigma']:g}, {r['best']['C']:g}"
         print(f"{name:<14} {r['seconds']:>9.1f} {best:>15} {100 * r['cv']:>7.2f}% "
               f"{100 * r['test']:>8.2f}%", flush=True)
@@ -137,7 +127,7 @@ def searches(args):
 
 
 def path(args):
-    r = run(PATH_CHILD, args.rows, args.features, MNIST)
+    r = run_child(PATH_CHILD, args.rows, args.features, MNIST)
     print(f"MNIST first {args.rows:,} rows, KernelSVC(sigma=6, n_features={args.features}), "
           f"early stopping off, tol 1e-3")
     print(f"{'C':>6} {'path iters':>10} {'cold iters':>10} {'ratio':>6} {'path s':>7} "
