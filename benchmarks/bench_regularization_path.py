@@ -3,9 +3,9 @@
     SKYLITE_DATA=folder python benchmarks/bench_regularization_path.py
         [--C 0.3,1,10,30,100] [--rows 10000] [--settings before,after] [--reference-tol 1e-5]
 
-MNIST ($SKYLITE_DATA/mnist.npz, benchmarks/_data.py): the first --rows training rows (pixels in [0, 1]),
-`KernelSVC(alpha=1/(n C), n_features=2048, early_stopping=False, tol=1e-3,
-precision="float32", random_state=0)` with the default sigma, run to tol.  Printed per C
+MNIST ($SKYLITE_DATA/mnist.npz, benchmarks/_data.py): the first --rows training rows
+(pixels in [0, 1]), `KernelSVC(alpha=1/(n C), n_features=2048, early_stopping=False,
+tol=1e-3, precision="float32", random_state=0)` with the default sigma, run to tol.  Printed per C
 and setting: ADMM iterations, fit seconds, F(coef_) on the training rows, and the accuracy
 on the 10,000 MNIST test rows (touched only to report, never to choose).
 

@@ -24,16 +24,19 @@ __all__ = ["ProblemParameters", "with_C", "resolved_method"]
 _KERNELS = kernels_module.KERNELS
 
 # method="auto": per kernel, the feature map that gave the most accuracy per second of fit
-# where it was measured (docs/feature_maps.md, "The default map"); the kernels not listed
-# keep their first method.
+# where it was measured (docs/feature_maps.md, "Which map gives the most accuracy per
+# second"); the kernels not listed keep their first method.
 AUTO_METHODS = {kernels_module.Gaussian: "nystroem"}
 
 
 def resolved_method(method, kernel):
     """The feature-map method a fit uses: `method`, or for "auto" the measured default of
-    `kernel` (a skylite.kernels object or class; None: the kernel's first method)."""
+    `kernel` (a kernel name, a skylite.kernels class or object; None: the kernel's first
+    method)."""
     if method != "auto":
         return method
+    if isinstance(kernel, str):
+        kernel = _KERNELS.get(kernel.lower(), (None,))[0]
     return AUTO_METHODS.get(kernel if isinstance(kernel, type) else type(kernel))
 
 

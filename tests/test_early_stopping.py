@@ -124,8 +124,9 @@ def test_an_explicit_validation_set_takes_precedence(pendigits, tmp_path):
 def test_a_small_validation_set_is_monitored_once_the_residuals_are_small(pendigits):
     """The quick start's model with 150 held-out rows: their accuracy reaches its best by
     the fifth iteration (where the rule of patience alone would stop, far from the
-    optimum); the run is not judged on it until the relative residuals are at most 0.03, keeps the latest of the best values seen from there, and ends within
-    the tenth of a point of the run to tol on the test rows."""
+    optimum); the run is not judged on it until the relative residuals are at most 0.03,
+    keeps the latest of the best values seen from there, and ends within the tenth of a
+    point of the run to tol on the test rows."""
     X, y, X_test, y_test = pendigits
     X, X_test = X / 100.0, X_test / 100.0
     kw = dict(sigma=0.6, n_features=512, alpha=1e-5, n_threads=1)

@@ -7,8 +7,8 @@ over an R x C grid of blocks Z_ij = T[X_i, j] of the feature matrix, which is ne
 method (`skylite.admm.driver.Method`): its setup (memory plan, state, column blocks), its step
 (`skylite.admm.iteration`: the update rules, residuals and rho balancing), its sums, record,
 convergence test and adaptation (rho balancing, Anderson acceleration from
-`skylite.admm.acceleration`), its checkpointed state and its starts (`skylite.admm.starts`).  The driver
-(`skylite.admm.driver.Driver`) runs it: rank agreement, the loop, fault guards, the
+`skylite.admm.acceleration`), its checkpointed state and its starts
+(`skylite.admm.starts`).  The driver (`skylite.admm.driver.Driver`) runs it: rank agreement, the loop, fault guards, the
 per-iteration Allreduce, validation, callback, history, stopping and checkpoints.
 `BlockADMM` is the engine's public face: the method and the driver in one object with the
 fitted attributes of the run.
@@ -166,10 +166,7 @@ class ADMM(Method):
         state, iterates, duals and rho, in the new c's variables
         (`State.rescale_preconditioning`).  Collective."""
         dist = self._dist
-        alpha, blocks = dist.agree(self._checked_problem, alpha, row_blocks)
-        if keep_state and [self._set_up[i] for i in blocks] != self.rows_:
-            raise ValueError("keep_state continues the last solve: it needs the same "
-                             "row_blocks")
+        alpha, blocks = dist.agree(self._checked_problem, alpha, row_blocks, keep_state)
         old_scale = self.scale_
         self.rows_ = [self._set_up[i] for i in blocks]
         n, R = dist.sum_to_all([sum(data.Y.shape[0] for data in self.rows_), len(blocks)])
@@ -187,7 +184,7 @@ class ADMM(Method):
         else:
             self._new_problem()
 
-    def _checked_problem(self, alpha, row_blocks):
+    def _checked_problem(self, alpha, row_blocks, keep_state):
         alpha = self.settings.alpha if alpha is None else EngineSettings.check("alpha", alpha)
         if not alpha > 0:
             raise ValueError(f"another solve on the same setup needs alpha > 0, got {alpha}")
@@ -196,6 +193,9 @@ class ADMM(Method):
         if any(not isinstance(i, (int, np.integer)) or not 0 <= i < count for i in blocks):
             raise ValueError(f"row_blocks must be indices of the {count} row blocks set up on "
                              f"this rank, got {row_blocks!r}")
+        if keep_state and [self._set_up[i] for i in blocks] != self.rows_:
+            raise ValueError("keep_state continues the last solve: it needs the same "
+                             "row_blocks")
         return alpha, blocks
 
     def header(self, dist):

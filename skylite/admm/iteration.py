@@ -338,6 +338,8 @@ def _loss_value(loss, O, Y, n_threads):
     if isinstance(loss, Loss):
         return loss_value(loss, O, Y, n_threads)
     return loss.value(O, Y, n_threads=n_threads)
+
+
 def preconditioning(alpha, n, loss):
     """(c, kappa2): the scale of the preconditioned variables Z~ = c Z, W~ = W / c, and
     kappa2 = (c / c0)^2 with c0 = 1/sqrt(alpha n), by which `residuals` weighs the weight

@@ -2,8 +2,9 @@
 
 `KernelGridSearchCV` is scikit-learn's `GridSearchCV` for skylite estimators: the grid
 points of one kernel setting share their setup per fold (features, caches, the
-early-stopping split), the values of C are solved as a regularization path, each continuing from the last,
-and racing stops fitting grid points that are clearly behind (docs/tuning.md).
+early-stopping split), the values of C are solved as a regularization path, each
+continuing from the last, and racing stops fitting grid points that are clearly behind
+(docs/tuning.md).
 """
 from ._search import KernelGridSearchCV
 from ._racing import RACING_STANDARD_ERRORS

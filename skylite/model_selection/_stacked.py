@@ -37,18 +37,11 @@ from .._problem import resolved_method
 from .._solvers import regularizer_for_map, resolve_solver
 from .._validation import take_rows
 from ..admm import BlockADMM
-from ..kernels import KERNELS
 from ..prox import StackedLoss, get_regularizer, stack_targets
 from ..prox.coding import code_labels, decode_decision
 from ..sketch import default_layout_blocks
 
 __all__ = ["stackable", "StackedPath"]
-
-
-def _map_method(estimator):
-    """The feature-map method a fit of `estimator` (a kernel given by name) would use."""
-    kernel_class = KERNELS.get(estimator.kernel.lower(), (None,))[0]
-    return resolved_method(estimator.method, kernel_class)
 
 
 def stackable(estimator, name, dist):
@@ -59,7 +52,7 @@ def stackable(estimator, name, dist):
         return "a user's feature map or kernel object"
     if estimator.kernel.lower() == "linear":
         return "the linear kernel"
-    if _map_method(estimator) == "nystroem":
+    if resolved_method(estimator.method, estimator.kernel) == "nystroem":
         return "Nystroem landmarks are drawn from each fold's rows"
     if "scale" in (estimator.sigma, estimator.gamma) or (
             estimator.sigma is None and estimator.gamma is None
@@ -101,7 +94,8 @@ class StackedPath:
         if est.n_blocks is not None:
             return False
         layouts = {default_layout_blocks(est.n_features, max(dist.allgather(len(rows))),
-                                         method=_map_method(est)) for rows in fit_rows}
+                                         method=resolved_method(est.method, est.kernel))
+                   for rows in fit_rows}
         return len(layouts) > 1
 
     def run(self, values, on_fold_model, dist):
