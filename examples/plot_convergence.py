@@ -5,7 +5,8 @@ Watching a fit converge: the ``history_`` of a kernel SVM
 Every ADMM iteration of a fit leaves a record in ``model.history_``: the objective, the
 primal and dual residuals, the penalty rho, the seconds it took and, when the fit has a
 validation set, the validation score.  :func:`skylite.plotting.plot_history` draws them.
-Here a kernel SVM on pendigits (shipped with skylite) is run to its tolerance twice, with
+Here a kernel SVM on random Fourier features (``method="rff"``) on pendigits (shipped with
+skylite) is run to its tolerance twice, with
 plain ADMM (``relaxation=1.0``) and with the default over-relaxation (1.8).  Run it with::
 
     python examples/plot_convergence.py
@@ -30,7 +31,7 @@ X = X / 100.0                     # features are integers 0..100
 
 models = {}
 for relaxation in (1.0, 1.8):
-    models[relaxation] = KernelSVC(sigma=0.6, n_features=1024, alpha=1e-5,
+    models[relaxation] = KernelSVC(sigma=0.6, method="rff", n_features=1024, alpha=1e-5,
                                    relaxation=relaxation, early_stopping=True,
                                    n_iter_no_change=None, random_state=0).fit(X, y)
     model = models[relaxation]

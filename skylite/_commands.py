@@ -163,7 +163,8 @@ def tune(args, dist):
     if args.threads is None and not dist.serial:
         args.threads = max(1, (os.cpu_count() or 1) // dist.ranks_on_node())
     cls = PRESETS[args.loss]
-    estimator = cls(kernel=args.kernel, n_features=args.features, method=args.method,
+    method = {} if args.method is None else {"method": args.method}   # else the preset's
+    estimator = cls(kernel=args.kernel, n_features=args.features, **method,
                     precision=args.precision, random_state=args.seed,
                     n_threads=args.threads, comm=None if dist.serial else dist.comm)
     name = "C" if "C" in estimator.get_params() else "alpha"

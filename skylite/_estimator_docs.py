@@ -11,14 +11,16 @@ from .sketch import DEFAULT_BLOCKS_RULE
 
 # the classifiers' C, with alpha in its place when given (_KernelClassifier)
 _C_AND_ALPHA = """\
-C : float > 0, default=1.0
+C : float > 0, default={C!r}
     Regularization as in scikit-learn's SVC and LIBSVM: the problem is
     (1/n) sum_i V(y_i, W^T z(x_i)) + alpha r(W) with alpha = 1 / (n C), n the rows the loss
     averages over (every rank's, less the early-stopping rows), so that the same C is the
     same model at any number of rows; larger C, weaker regularization.  `alpha_` records
-    the alpha fitted.
+    the alpha fitted.  KernelSVC's default is 10, not SVC's 1: its one-vs-rest hinge loss
+    without an intercept is not SVC's one-vs-one machines, and 10 had the best validation
+    accuracy of 1, 2, 5 and 10 on five data sets (docs/choosing_parameters.md, "Defaults").
 alpha : float >= 0 or None, default=None
-    The regularization weight itself, in place of C (then leave C at 1.0): alpha = 1 / (n C).
+    The regularization weight itself, in place of C (then leave C at {C!r}): alpha = 1 / (n C).
     None: from C."""
 
 _PARAMETERS = """\
@@ -68,7 +70,7 @@ classification : bool or None, default=None
     Whether y holds class labels.  None: the loss's own kind (hinge and logistic: class
     labels; squared and lad: real targets).  True with "squared" or "lad" codes the
     labels one-vs-rest as +/-1.
-method : str or None, default=None
+method : str or None, default={method}
     A feature-map variant of the kernel: "rff" (random Fourier features), "fastfood"
     (Gaussian, Matern), "qmc" / "qmc_sobol" / "qmc_halton" (quasi-Monte-Carlo features),
     "nystroem" (every kernel but the linear one: n_features landmarks from the training
@@ -220,19 +222,24 @@ _LOSS_KIND = {
 }
 
 
-def estimator_docstring(name, summary, default_loss, classification=None):
+def estimator_docstring(name, summary, default_loss, classification=None, defaults=None):
     """The docstring of a kernel machine: `summary`, then every parameter and attribute.
 
     classification: None for `KernelMachine` (its loss decides), True for a classifier
-    preset, False for a regressor preset.
+    preset, False for a regressor preset.  defaults: the preset's own defaults of C and
+    method (with_C), else C = 1.0 and method None.
     """
+    defaults = {"C": 1.0, "method": None, **(defaults or {})}
     loss_kind = textwrap.fill(_LOSS_KIND[classification].format(name=name), width=88,
                               initial_indent="    ", subsequent_indent="    ")
     engine = {name: EngineSettings.doc(name) for name in EngineSettings.names()}
-    regularization = _C_AND_ALPHA if classification else engine["alpha"]
+    regularization = (_C_AND_ALPHA.format(C=defaults["C"]) if classification
+                      else engine["alpha"])
     return (inspect.cleandoc(summary) + "\n\n"
             + _PARAMETERS.format(default_loss=f'"{default_loss}"', loss_kind=loss_kind,
                                  regularization=regularization,
+                                 method=("None" if defaults["method"] is None
+                                         else f'"{defaults["method"]}"'),
                                  blocks_rule=textwrap.fill(
                                      DEFAULT_BLOCKS_RULE + " (skylite.sketch.default_n_blocks, "
                                      "docs/choosing_parameters.md).", width=88,

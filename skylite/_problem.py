@@ -119,7 +119,7 @@ class ProblemParameters:
         if not hasattr(self, "C"):                        # regressors and KernelMachine
             return "alpha", EngineSettings.check("alpha", self.alpha)
         if self.alpha is not None:
-            if self.C != 1.0:
+            if self.C != type(self).__init__.default_C:
                 raise ValueError(f"give C or alpha, not both (C={self.C!r}, "
                                  f"alpha={self.alpha!r}; C = 1 / (n alpha))")
             return "alpha", EngineSettings.check("alpha", self.alpha)
@@ -137,22 +137,27 @@ class ProblemParameters:
         return 1.0 / (n * value)
 
 
-def with_C(init):
+def with_C(init, C=1.0, **defaults):
     """KernelMachine.__init__ with scikit-learn's C beside alpha, for the classifiers:
-    ``C=1.0`` (as SVC) and ``alpha=None`` (alpha, when given, replaces C).  scikit-learn
+    C (default `C`) and ``alpha=None`` (alpha, when given, replaces C); `defaults` replace
+    the defaults of other parameters (KernelSVC's measured method="auto").  scikit-learn
     reads an estimator's parameters from the signature of its __init__ (get_params,
     clone), so the wrapper declares the whole signature, with C placed before alpha."""
     signature = inspect.signature(init)
     parameters = []
     for parameter in signature.parameters.values():
         if parameter.name == "alpha":
-            parameters.append(inspect.Parameter("C", parameter.KEYWORD_ONLY, default=1.0))
+            parameters.append(inspect.Parameter("C", parameter.KEYWORD_ONLY, default=C))
             parameter = parameter.replace(default=None)
+        elif parameter.name in defaults:
+            parameter = parameter.replace(default=defaults[parameter.name])
         parameters.append(parameter)
+    default_C = C
 
     @functools.wraps(init)
-    def __init__(self, *args, C=1.0, alpha=None, **kwargs):
-        init(self, *args, alpha=alpha, **kwargs)
+    def __init__(self, *args, C=default_C, alpha=None, **kwargs):
+        init(self, *args, alpha=alpha, **{**defaults, **kwargs})
         self.C = C
     __init__.__signature__ = signature.replace(parameters=parameters)
+    __init__.default_C = default_C
     return __init__

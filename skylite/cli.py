@@ -439,7 +439,8 @@ def _tune_options(p):
     p.add_argument("--loss", default="hinge", choices=sorted(PRESETS),
                    help="hinge, logistic (classification), squared, lad (regression)")
     p.add_argument("--method", help="feature map method, as for train (default: the "
-                                    "kernel's first)")
+                                    "estimator's: auto with --loss hinge, as KernelSVC; "
+                                    "else the kernel's first)")
     p.add_argument("--features", type=_positive(int), default=default["n_features"],
                    help="random features s")
     p.add_argument("--precision", default=default["precision"],

@@ -472,6 +472,14 @@ def _target_columns(y):
     return np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64)
 
 
+# KernelSVC's defaults, chosen by measurement on validation rows (docs/choosing_parameters.md,
+# "Defaults"): of C in {1, 2, 5, 10}, 10 had the best mean validation accuracy over MNIST
+# 2k/6k/20k, pendigits and letter (benchmarks/bench_default_c.py; one-vs-rest without an
+# intercept is not SVC's one-vs-one, so SVC's C = 1 need not suit it), and Nystroem
+# features gave the most accuracy per second (benchmarks/bench_default_map.py)
+SVC_DEFAULTS = {"C": 10.0, "method": "auto"}
+
+
 class _KernelClassifier(ClassifierMixin, KernelMachine):
     """A kernel machine whose loss must take class labels (scikit-learn's classifier), with
     scikit-learn's C."""
@@ -488,8 +496,10 @@ class _KernelRegressor(RegressorMixin, KernelMachine):
 
 class KernelSVC(_KernelClassifier):
     __doc__ = estimator_docstring("KernelSVC", """Kernel support vector classifier: hinge loss,
-    one-vs-rest over the classes, on random features.""", "hinge", True)
+    one-vs-rest over the classes, on random features.""", "hinge", True,
+                                  defaults=SVC_DEFAULTS)
     _default_loss = "hinge"
+    __init__ = with_C(KernelMachine.__init__, **SVC_DEFAULTS)
 
 
 class KernelLogisticRegression(_KernelClassifier):

@@ -46,7 +46,14 @@ def test_c_or_alpha_not_both_and_c_checked(digits):
         with pytest.raises(ValueError, match="C must"):
             KernelSVC(C=bad, n_features=32).fit(X, y)
     assert "C" not in KernelRidge().get_params() and "C" not in KernelMachine().get_params()
-    assert KernelSVC().get_params()["C"] == 1.0 and KernelSVC().get_params()["alpha"] is None
+    assert KernelSVC().get_params()["C"] == 10.0 and KernelSVC().get_params()["alpha"] is None
+    assert KernelLogisticRegression().get_params()["C"] == 1.0
+    # alpha with each class's own default C is alpha alone; another C is refused
+    assert KernelSVC(alpha=1e-3, n_features=32, max_iter=2).fit(X, y).alpha_ == 1e-3
+    klr = KernelLogisticRegression(alpha=1e-3, n_features=32, max_iter=2).fit(X, y)
+    assert klr.alpha_ == 1e-3
+    with pytest.raises(ValueError, match="give C or alpha, not both"):
+        KernelSVC(C=1.0, alpha=1e-3).fit(X, y)
 
 
 def test_grid_search_over_c(digits):

@@ -34,7 +34,8 @@ def engine_input(monkeypatch):
 def test_the_split_is_a_seeded_stratified_subset_disjoint_from_the_fitted_rows(
         digits, engine_input):
     X, y = digits
-    kw = dict(n_features=128, max_iter=5, early_stopping=True, validation_fraction=0.2)
+    kw = dict(method="rff", n_features=128, max_iter=5, early_stopping=True,
+              validation_fraction=0.2)
     model = KernelSVC(random_state=3, **kw).fit(X, y)
     held = model.validation_indices_
     assert np.array_equal(held, np.unique(held)) and held[0] >= 0 and held[-1] < len(X)
@@ -129,7 +130,7 @@ def test_a_small_validation_set_is_monitored_once_the_residuals_are_small(pendig
     point of the run to tol on the test rows."""
     X, y, X_test, y_test = pendigits
     X, X_test = X / 100.0, X_test / 100.0
-    kw = dict(sigma=0.6, n_features=512, alpha=1e-5, n_threads=1)
+    kw = dict(method="rff", sigma=0.6, n_features=512, alpha=1e-5, n_threads=1)
     early = KernelSVC(**kw, early_stopping=True, validation_fraction=0.02).fit(X, y)
     history = early.history_
     scores = [r["validation"] for r in history]

@@ -85,19 +85,20 @@ def test_regression_presets(digits):
 
 def test_objective_matches_the_engine_record(digits):
     X, y, _, _ = digits
-    model = KernelSVC(sigma=0.6, n_features=256, alpha=1e-4, tol=1e-4).fit(X, y)
+    model = KernelSVC(method="rff", sigma=0.6, n_features=256, alpha=1e-4, tol=1e-4).fit(X, y)
     assert model.converged_
     assert model.objective(X, y) == pytest.approx(model.history_[-1]["objective"], rel=1e-3)
 
 
 def test_kernels_by_name_object_gamma_and_map(digits):
     X, y, Xt, yt = digits
-    by_sigma = KernelSVC(sigma=0.5, n_features=256).fit(X[:500], y[:500])
-    by_gamma = KernelSVC(gamma=2.0, n_features=256).fit(X[:500], y[:500])
-    by_object = KernelSVC(kernel=Gaussian(0.5), n_features=256).fit(X[:500], y[:500])
+    rff = dict(method="rff", n_features=256)
+    by_sigma = KernelSVC(sigma=0.5, **rff).fit(X[:500], y[:500])
+    by_gamma = KernelSVC(gamma=2.0, **rff).fit(X[:500], y[:500])
+    by_object = KernelSVC(kernel=Gaussian(0.5), **rff).fit(X[:500], y[:500])
     np.testing.assert_allclose(by_gamma.coef_, by_sigma.coef_)
     np.testing.assert_allclose(by_object.coef_, by_sigma.coef_)
-    scaled = KernelSVC(n_features=256).fit(X[:500], y[:500])   # sigma from the data
+    scaled = KernelSVC(**rff).fit(X[:500], y[:500])   # sigma from the data
     assert scaled.feature_map_.sigma == pytest.approx(np.sqrt(16 * X[:500].var() / 2))
     assert KernelSVC(Laplacian(4.0), n_features=512).fit(X, y).score(Xt, yt) > 0.9
     fastfood = KernelSVC(feature_map=Fastfood(512, sigma=0.6, n_blocks=2)).fit(X, y)

@@ -113,7 +113,7 @@ def test_kernel_ridge_solvers(pendigits):
     with pytest.raises(ValueError, match="solver must be one of"):
         KernelRidge(solver="cholesky", **params).fit(X, y)
     with pytest.raises(ValueError, match="needs the squared loss with the l2 regularizer"):
-        KernelSVC(solver="direct", **params).fit(X, y > 4)
+        KernelSVC(solver="direct", method="rff", **params).fit(X, y > 4)
     with pytest.raises(ValueError, match="needs the squared loss with the l2 regularizer"):
         KernelRidge(solver="direct", regularizer="l1", **params).fit(X, y)
 

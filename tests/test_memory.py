@@ -72,7 +72,7 @@ def test_a_run_that_does_not_fit_is_refused_before_allocating(monkeypatch):
     X, y = wide_rows(300_000)
     monkeypatch.setattr(driver, "available_memory_bytes", lambda: 100 * 2**20)
     with pytest.raises(MemoryError) as refused:
-        KernelSVC(n_features=256, max_iter=3, n_threads=2).fit(X, y)
+        KernelSVC(method="rff", n_features=256, max_iter=3, n_threads=2).fit(X, y)
     message = str(refused.value)
     assert "\n" not in message
     assert "map parameters" in message and "100.0 MiB is available" in message
@@ -82,7 +82,8 @@ def test_a_run_that_does_not_fit_is_refused_before_allocating(monkeypatch):
     blocks = int(re.search(r"n_blocks=(\d+)", message).group(1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = KernelSVC(n_features=256, n_blocks=blocks, max_iter=2, n_threads=2).fit(X, y)
+        model = KernelSVC(method="rff", n_features=256, n_blocks=blocks, max_iter=2,
+                          n_threads=2).fit(X, y)
     assert blocks == 16 and model.memory_estimate_ <= 100 * 2**20
     # the linear kernel fits easily
     with warnings.catch_warnings():

@@ -41,8 +41,8 @@ def saved(pendigits, tmp_path_factory):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         models = {
-            "rff": KernelSVC(sigma=0.6, n_features=64, n_blocks=2, max_iter=20).fit(
-                X, names[y]),
+            "rff": KernelSVC(method="rff", sigma=0.6, n_features=64, n_blocks=2,
+                             max_iter=20).fit(X, names[y]),
             "fastfood": KernelLogisticRegression(feature_map=Fastfood(32, sigma=0.6),
                                                  max_iter=10).fit(X, y % 2),
             "nystroem": KernelRidge(method="nystroem", n_features=24, n_blocks=2,

@@ -295,7 +295,10 @@ def test_method_auto_is_recorded_capped_at_the_rows_and_saved(digits_small, tmp_
     assert skylite.load(tmp_path / "auto.sky").method_ == "nystroem"
     other = KernelSVC("laplacian", sigma=4.0, method="auto", n_features=64, max_iter=5)
     assert other.fit(X, y).method_ == "rff"
-    assert KernelSVC(sigma=0.6, n_features=64, max_iter=5).fit(X, y).method_ == "rff"
+    # the default: "auto" for KernelSVC, the kernel's first map for the other estimators
+    assert KernelSVC(sigma=0.6, n_features=64, max_iter=5).fit(X, y).method_ == "nystroem"
+    klr = KernelLogisticRegression(sigma=0.6, n_features=64, max_iter=5).fit(X, y)
+    assert klr.method_ == "rff"
     reason = stackable(KernelSVC(sigma=0.6, method="auto"), "C", Distributed(None))
     assert "Nystroem" in reason
 
@@ -464,4 +467,5 @@ def test_the_landmark_rule_is_a_parameter_of_the_estimators(pendigits):
     assert KernelSVC(sigma=60.0, method="nystroem", n_features=32,
                      max_iter=5).fit(X, y).feature_map_.landmarks == "kmeans"
     with pytest.raises(ValueError, match="applies only to method='nystroem', not 'rff'"):
-        KernelSVC(sigma=60.0, landmarks="kmeans", n_features=32, max_iter=5).fit(X, y)
+        KernelSVC(sigma=60.0, method="rff", landmarks="kmeans", n_features=32,
+                  max_iter=5).fit(X, y)

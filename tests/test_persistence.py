@@ -25,7 +25,8 @@ def data(pendigits):
 def fitted_models(X, y):
     names = np.array(list("abcdefghij"))
     return [
-        KernelSVC(sigma=0.6, n_features=300, n_blocks=3, alpha=1e-4).fit(X, names[y]),
+        KernelSVC(sigma=0.6, method="rff", n_features=300, n_blocks=3,
+                  alpha=1e-4).fit(X, names[y]),
         KernelLogisticRegression(Laplacian(4.0), n_features=128, alpha=1e-4).fit(X, y),
         KernelRidge(sigma=1.0, n_features=64, alpha=1e-4).fit(X, X[:, 0] - X[:, 1]),
         KernelSVC(feature_map=Fastfood(100, sigma=0.6), alpha=1e-4).fit(X, y % 2 == 0),

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from skylite import KernelMachine
+from skylite import KernelLogisticRegression, KernelMachine, KernelSVC
 from skylite.admm import BlockADMM
 from skylite.admm.settings import DEFAULTS, EngineSettings
 from skylite._flags import PARAMETERS
@@ -108,12 +108,13 @@ def test_the_allreduce_layout_reads_back_what_it_packed():
     assert packed[layout.failed] == 0 and layout.pack(None)[layout.failed] == 1
 
 
-def test_the_docstring_states_every_parameters_default():
+@pytest.mark.parametrize("cls", [KernelMachine, KernelSVC, KernelLogisticRegression])
+def test_the_docstring_states_every_parameters_default(cls):
     """Each parameter's entry in the estimators' docstring names the default get_params()
     has, so that the text cannot drift from the one place the default is written."""
     import re
-    params = KernelMachine().get_params()
-    stated = dict(re.findall(r"^(\w+) : .*, default=(.+)$", KernelMachine.__doc__, re.M))
+    params = cls().get_params()
+    stated = dict(re.findall(r"^(\w+) : .*, default=(.+)$", cls.__doc__, re.M))
     assert set(params) <= set(stated)
     for name, value in params.items():
         text = f'"{value}"' if isinstance(value, str) else repr(value)

@@ -120,8 +120,8 @@ def classes():
         mine = rows[:200][labels[:200] != "digit9"]
     else:
         mine = rows[200:]
-    model = KernelSVC(n_features=256, n_blocks=4, alpha=1e-3, max_iter=60, n_threads=1,
-                      memory_budget=10**9, n_iter_no_change=None, comm=comm)
+    model = KernelSVC(method="rff", n_features=256, n_blocks=4, alpha=1e-3, max_iter=60,
+                      n_threads=1, memory_budget=10**9, n_iter_no_change=None, comm=comm)
     model.fit(X[mine], labels[mine], X_val=X[mine], y_val=labels[mine])
     score = model.score(X[mine], labels[mine])
     objective = model.objective(X[mine], labels[mine])
@@ -157,9 +157,9 @@ def early_stopping():
     X, y = data(1200)
     part = my_slice(len(X))
     X, y = X[part], y[part]
-    model = KernelSVC(sigma=0.6, n_features=256, n_blocks=4, alpha=1e-6, tol=1e-12,
-                      max_iter=150, n_threads=1, early_stopping=True, n_iter_no_change=5,
-                      random_state=7, comm=comm).fit(X, y)
+    model = KernelSVC(method="rff", sigma=0.6, n_features=256, n_blocks=4, alpha=1e-6,
+                      tol=1e-12, max_iter=150, n_threads=1, early_stopping=True,
+                      n_iter_no_change=5, random_state=7, comm=comm).fit(X, y)
     held = model.validation_indices_
     groups = np.searchsorted(model.classes_, y)
     expected = holdout_rows(groups, 0.1, np.random.default_rng([7, rank]))[1]
