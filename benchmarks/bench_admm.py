@@ -50,9 +50,9 @@ def load(rows):
 
 def run(X, y, s, C, threads, budget, iters, precision="float64"):
     from skylite import KernelSVC
-    model = KernelSVC(sigma=6.0, n_features=s, n_blocks=C, alpha=1e-4, max_iter=iters,
-                      tol=1e-12, n_threads=threads, memory_budget=budget, precision=precision,
-                      early_stopping=False)
+    model = KernelSVC(method="rff", sigma=6.0, n_features=s, n_blocks=C, alpha=1e-4,
+                      max_iter=iters, tol=1e-12, n_threads=threads, memory_budget=budget,
+                      precision=precision, early_stopping=False)
     model.fit(X, y)
     per_iter = float(np.mean([r["seconds"] for r in model.history_[1:]]))
     return model, per_iter
@@ -132,7 +132,8 @@ def memory_child(mode, rows, s, blocks, iters):
         model = KernelSVC("linear", memory_budget=0, **common).fit(Z, y)
     else:
         budget = None if mode == "cached" else 0
-        model = KernelSVC(sigma=6.0, n_features=s, memory_budget=budget, **common).fit(X, y)
+        model = KernelSVC(method="rff", sigma=6.0, n_features=s, memory_budget=budget,
+                          **common).fit(X, y)
     print(json.dumps({"peak_rss": peak_rss(), "baseline": baseline,
                       "estimate": int(model.memory_estimate_), "data": X.nbytes}))
 

@@ -66,7 +66,7 @@ def child(rows, features, iters):
     path = mnist_file()                    # there already: the launching process fetched it
     X = read_npz_rows(path, "X_train", bounds[rank], bounds[rank + 1]).astype(np.float64)
     y = read_npz_rows(path, "y_train", bounds[rank], bounds[rank + 1])
-    model = KernelSVC(n_features=features, n_blocks=4, alpha=1e-4, max_iter=iters,
+    model = KernelSVC(method="rff", n_features=features, n_blocks=4, alpha=1e-4, max_iter=iters,
                       tol=1e-14, n_threads=1, memory_budget=0, comm=comm,
                       early_stopping=False)
     comm.Barrier()
