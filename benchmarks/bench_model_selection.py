@@ -83,11 +83,11 @@ import numpy as np
 warnings.simplefilter("ignore")
 from sklearn.base import clone
 from skylite import KernelSVC
-rows, features = int(sys.argv[1]), int(sys.argv[2])
+rows, features, method = int(sys.argv[1]), int(sys.argv[2]), sys.argv[4]
 with np.load(sys.argv[3]) as f:
     X, y = f["X_train"][:rows].astype(np.float32), f["y_train"][:rows]
 Cs = [1, 10, 100, 1000]
-est = KernelSVC(method="rff", sigma=6, n_features=features, random_state=0, early_stopping=False,
+est = KernelSVC(method=method, sigma=6, n_features=features, random_state=0, early_stopping=False,
                 max_iter=3000)
 out = {"path": [], "cold": []}
 clock = [time.perf_counter()]
@@ -128,8 +128,9 @@ def searches(args):
 
 
 def path(args):
-    r = run_child(PATH_CHILD, args.rows, args.features, MNIST)
-    print(f"MNIST first {args.rows:,} rows, KernelSVC(sigma=6, n_features={args.features}), "
+    r = run_child(PATH_CHILD, args.rows, args.features, MNIST, args.method)
+    print(f"MNIST first {args.rows:,} rows, KernelSVC(sigma=6, n_features={args.features}, "
+          f"method={args.method!r}), "
           f"early stopping off, tol 1e-3")
     print(f"{'C':>6} {'path iters':>10} {'cold iters':>10} {'ratio':>6} {'path s':>7} "
           f"{'cold s':>7} {'F path / F cold - 1':>20} {'cold iters to F path':>21} "
@@ -149,6 +150,8 @@ if __name__ == "__main__":
     parser.add_argument("--part", choices=("search", "path"), default="search")
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--features", type=int, default=4096)
+    parser.add_argument("--method", default="rff",
+                        help="with --part path: the feature map (rff, auto, ...)")
     parser.add_argument("--contenders", nargs="+",
                         default=["ours", "grid", "svc-halving", "svc-grid"])
     a = parser.parse_args()
