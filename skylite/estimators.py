@@ -496,7 +496,8 @@ class _KernelRegressor(RegressorMixin, KernelMachine):
 
 class KernelSVC(_KernelClassifier):
     __doc__ = estimator_docstring("KernelSVC", """Kernel support vector classifier: hinge loss,
-    one-vs-rest over the classes, on random features.""", "hinge", True,
+    one-vs-rest over the classes, on Nystroem features by default (method="auto") or random
+    features.""", "hinge", True,
                                   defaults=SVC_DEFAULTS)
     _default_loss = "hinge"
     __init__ = with_C(KernelMachine.__init__, **SVC_DEFAULTS)
