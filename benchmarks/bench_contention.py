@@ -85,8 +85,8 @@ from skylite import KernelSVC
 data = np.load(sys.argv[1])
 X, y = data["X_train"][:int(sys.argv[2])], data["y_train"][:int(sys.argv[2])]
 grid = GridSearchCV(KernelSVC(method="rff", sigma=6.0, n_features=2048, precision="float32",
-                              max_iter=30, tol=1e-12, early_stopping=False), {"alpha": [1e-4, 1e-5]}, cv=2,
-                    n_jobs=int(sys.argv[3]))
+                              max_iter=30, tol=1e-12, early_stopping=False),
+                    {"alpha": [1e-4, 1e-5]}, cv=2, n_jobs=int(sys.argv[3]))
 start = time.perf_counter()
 grid.fit(X, y)
 print(time.perf_counter() - start)

@@ -37,7 +37,8 @@ from sklearn.svm import SVC
 from skylite import KernelSVC
 from skylite.datasets import load_pendigits
 from skylite._early_stopping import holdout_rows
-data, rows, source, model, C = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5])
+data, rows, source, model = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+C = float(sys.argv[5])
 if data == "mnist":
     with np.load(source) as f:
         X, y = f["X_train"][:rows].astype(np.float64), f["y_train"][:rows]

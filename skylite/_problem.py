@@ -119,7 +119,7 @@ class ProblemParameters:
         if not hasattr(self, "C"):                        # regressors and KernelMachine
             return "alpha", EngineSettings.check("alpha", self.alpha)
         if self.alpha is not None:
-            if self.C != type(self).__init__.default_C:
+            if self.C != inspect.signature(type(self)).parameters["C"].default:
                 raise ValueError(f"give C or alpha, not both (C={self.C!r}, "
                                  f"alpha={self.alpha!r}; C = 1 / (n alpha))")
             return "alpha", EngineSettings.check("alpha", self.alpha)
@@ -159,5 +159,4 @@ def with_C(init, C=1.0, **defaults):
         init(self, *args, alpha=alpha, **{**defaults, **kwargs})
         self.C = C
     __init__.__signature__ = signature.replace(parameters=parameters)
-    __init__.default_C = default_C
     return __init__

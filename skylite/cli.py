@@ -108,14 +108,19 @@ def _ridge(args):
     return is_ridge_by_name(args.loss, args.reg, args.classification)
 
 
+def _method(args):
+    """The feature-map method the command's fit uses, "auto" resolved for its kernel
+    (skylite._problem.resolved_method; None: the kernel's first)."""
+    from ._problem import resolved_method
+    return resolved_method(args.method, args.kernel)
+
+
 _APPLIES = {
-    "features": (lambda a: a.kernel != "linear"
-                 or a.method not in (None, "auto", "identity"),
+    "features": (lambda a: a.kernel != "linear" or _method(a) not in (None, "identity"),
                  "random features or a linear sketch (--kernel linear without --method has "
                  "s = the input features)"),
-    "landmarks": (lambda a: a.method == "nystroem" or (
-        a.method == "auto" and a.kernel in ("gaussian", "rbf")),
-        "--method nystroem (or --method auto with --kernel gaussian)"),
+    "landmarks": (lambda a: _method(a) == "nystroem",
+                  "--method nystroem (or --method auto with --kernel gaussian)"),
     "classification": (lambda a: a.loss in ("squared", "lad"), "--loss squared or lad"),
     "validation_fraction": (lambda a: a.early_stop is not False and not a.val,
                             f"{_EARLY} without --val"),

@@ -8,8 +8,9 @@ method (`skylite.admm.driver.Method`): its setup (memory plan, state, column blo
 (`skylite.admm.iteration`: the update rules, residuals and rho balancing), its sums, record,
 convergence test and adaptation (rho balancing, Anderson acceleration from
 `skylite.admm.acceleration`), its checkpointed state and its starts
-(`skylite.admm.starts`).  The driver (`skylite.admm.driver.Driver`) runs it: rank agreement, the loop, fault guards, the
-per-iteration Allreduce, validation, callback, history, stopping and checkpoints.
+(`skylite.admm.starts`).  The driver (`skylite.admm.driver.Driver`) runs it: rank
+agreement, the loop, fault guards, the per-iteration Allreduce, validation, callback,
+history, stopping and checkpoints.
 `BlockADMM` is the engine's public face: the method and the driver in one object with the
 fitted attributes of the run.
 

@@ -36,6 +36,8 @@ def start_at_model(W0, state, rows, feature_map, loss, c, rho, n_threads, dist):
             rb.O[:] = sum(partial)
             rb.Obar[:] = rb.O
             rb.nu[:] = -loss.subgradient(rb.O, data.Y) / rho
+            # each block again rather than kept from above: nu needs all of them first,
+            # and Z is never stored
             for j, cols in enumerate(blocks):
                 Zj = block(data.X, j)
                 rb.U[cols] = Zj.T @ partial[j]

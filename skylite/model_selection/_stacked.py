@@ -93,9 +93,9 @@ class StackedPath:
         est = self.estimator
         if est.n_blocks is not None:
             return False
+        method = resolved_method(est.method, est.kernel)
         layouts = {default_layout_blocks(est.n_features, max(dist.allgather(len(rows))),
-                                         method=resolved_method(est.method, est.kernel))
-                   for rows in fit_rows}
+                                         method=method) for rows in fit_rows}
         return len(layouts) > 1
 
     def run(self, values, on_fold_model, dist):

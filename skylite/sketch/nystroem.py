@@ -21,8 +21,8 @@ Landmark rules (`landmarks=`): "uniform", s rows drawn without replacement; "kme
 centres of a few Lloyd iterations (KMEANS_ITERATIONS) started from a uniform draw, on a pool of
 KMEANS_POOL * s rows (Zhang & Kwok 2008).  With s = n (as many landmarks as rows) both rules
 take every row: the map is then exact on the training rows.  Under MPI the rows are drawn by
-global row id from the seed and gathered once; the root computes the landmarks and broadcasts them, so every rank
-holds the same map.  The landmarks are part of the model (`fitted_arrays`, saved with it).
+global row id from the seed and gathered once; the root computes the landmarks and
+broadcasts them, so every rank holds the same map.  The landmarks are part of the model (`fitted_arrays`, saved with it).
 """
 
 import numpy as np
