@@ -17,7 +17,8 @@ The same picture for MNIST (20,000 rows, s = 4096) is on the :doc:`../performanc
 # %%
 # Two fits with a validation split
 # --------------------------------
-# ``early_stopping=True`` holds out 10% of the training rows (per class) and scores them
+# ``early_stopping=True, validation_fraction=0.1`` holds out 10% of the training rows (per
+# class) and scores them
 # every iteration; ``n_iter_no_change=None`` only records the scores, so both runs go on
 # until the residuals meet ``tol``.  The test rows are not used.
 import matplotlib.pyplot as plt
@@ -32,7 +33,7 @@ X = X / 100.0                     # features are integers 0..100
 models = {}
 for relaxation in (1.0, 1.8):
     models[relaxation] = KernelSVC(sigma=0.6, method="rff", n_features=1024, alpha=1e-5,
-                                   relaxation=relaxation, early_stopping=True,
+                                   relaxation=relaxation, early_stopping=True, validation_fraction=0.1,
                                    n_iter_no_change=None, random_state=0).fit(X, y)
     model = models[relaxation]
     print(f"relaxation {relaxation}: {model.n_iter_} iterations, converged "

@@ -76,9 +76,11 @@ def train(args, dist):
         model.fit(X, y, X_val=X_val, y_val=y_val)
     seconds = time.perf_counter() - start
     if model.validation_indices_ is not None:
-        held = int(dist.allreduce_sum([len(model.validation_indices_)])[0])
-        say(f"validation: {held} training rows held out (--validation-fraction "
-            f"{args.validation_fraction})")
+        rows = int(dist.allreduce_sum([len(model.validation_indices_)])[0])
+        say(f"validation: {rows} training rows held out (--validation-fraction "
+            f"{args.validation_fraction})" if model.validation_fraction is not None else
+            f"validation: early stopping scored {rows} of the training rows, which stay in "
+            f"the fit (--validation-fraction none)")
     say(f"trained {type(model).__name__}: {_how_it_ended(model, args)}, "
         f"{seconds:.1f}s total")
     metric = "accuracy" if model.is_classifier else "R^2"
@@ -128,6 +130,8 @@ def _make_model(args, dist):
     params.update(
         method=f"qmc_{args.quasi}" if args.quasi else args.method,
         acceleration=None if args.acceleration == "none" else args.acceleration,
+        validation_fraction=(None if args.validation_fraction == "none"
+                             else args.validation_fraction),
         verbose=not args.quiet, comm=None if dist.serial else dist.comm,
         n_iter_no_change=None if args.early_stop is False else args.n_iter_no_change,
         classification=args.classification or None,

@@ -1,10 +1,11 @@
-"""Early stopping of the iterative solvers on held-out rows.
+"""Early stopping of the iterative solvers, judged on validation rows.
 
-`holdout_rows` splits a rank's training rows into fit and validation rows (stratified by
-class); `EarlyStopping` is the driver callback that, once the solver's residuals are near
-their tolerance, keeps the model of the best validation value and stops after `patience`
-iterations without a better one.  The validation values
-are global under MPI (the driver reduces them), so every rank takes the same decision.
+`holdout_rows` draws a rank's validation rows from its training rows (stratified by
+class): by default a sample the fit still learns from, or rows held out of it
+(`validation_fraction`).  `EarlyStopping` is the driver callback that, once the solver's
+residuals are near their tolerance, keeps the model of the best validation value and stops
+after `patience` iterations without a better one.  The validation values are global under
+MPI (the driver reduces them), so every rank takes the same decision.
 """
 import numbers
 
@@ -18,15 +19,16 @@ __all__ = ["SCORINGS", "AUTO_EARLY_STOPPING_ROWS", "AUTO_VALIDATION_FRACTION",
            "AUTO_VALIDATION_ROWS", "MONITOR_RELATIVE_RESIDUAL", "holdout_rows", "EarlyStopping",
            "EarlyStoppingParameters"]
 
-# early_stopping="auto" holds out validation rows above this many training rows (as
+# early_stopping="auto" stops early above this many training rows (as
 # scikit-learn's HistGradientBoosting does); what it costs is measured in
 # docs/choosing_parameters.md.
 AUTO_EARLY_STOPPING_ROWS = 10_000
 
-# validation_fraction="auto" holds out this share of the training rows, at most
-# AUTO_VALIDATION_ROWS of them (all ranks'): every held-out row is a row the model does not
-# learn from, and on MNIST 20k holding out 10% (2,000 rows) cost 0.2 points where 500 rows
-# cost 0.03 (measured on other training rows; benchmarks/bench_early_stopping.py).
+# validation_fraction=None (the default) scores AUTO_VALIDATION_ROWS of the training rows
+# (all ranks'), which stay in the fit; "auto" holds out AUTO_VALIDATION_FRACTION of them, at
+# most AUTO_VALIDATION_ROWS: every held-out row is a row the model does not learn from, and
+# on MNIST 20k holding out 10% (2,000 rows) cost 0.2 points where 500 rows cost 0.03
+# (measured on other training rows; benchmarks/bench_early_stopping.py).
 AUTO_VALIDATION_FRACTION = 0.1
 AUTO_VALIDATION_ROWS = 500
 
@@ -100,7 +102,7 @@ class EarlyStopping:
 class EarlyStoppingParameters:
     """A mixin of `skylite.estimators.KernelMachine`: its early-stopping parameters checked
     and resolved (`early_stopping`, `validation_fraction`, `n_iter_no_change`, `scoring`),
-    and the held-out split of a rank's rows."""
+    and the validation rows of a rank."""
 
     def _patience(self):
         """n_iter_no_change checked (None or an int > 0), after checking the other early
@@ -109,12 +111,11 @@ class EarlyStoppingParameters:
             raise ValueError(f"early_stopping must be 'auto', True or False, got "
                              f"{self.early_stopping!r}")
         fraction = self.validation_fraction
-        if self.early_stopping is not False and fraction != "auto" and (
-                isinstance(fraction, bool) or
-                                    not isinstance(fraction, numbers.Real) or
-                                    not 0 < fraction < 1):
-            raise ValueError(f"validation_fraction must be 'auto' or a number in (0, 1), got "
-                             f"{fraction!r}")
+        if self.early_stopping is not False and fraction is not None and fraction != "auto" and (
+                isinstance(fraction, bool) or not isinstance(fraction, numbers.Real)
+                or not 0 < fraction < 1):
+            raise ValueError(f"validation_fraction must be None, 'auto' or a number in (0, 1), "
+                             f"got {fraction!r}")
         if self.scoring not in SCORINGS:
             raise ValueError(f"scoring must be one of {SCORINGS}, got {self.scoring!r}")
         if self.n_iter_no_change is None:
@@ -136,17 +137,22 @@ class EarlyStoppingParameters:
 
     def _holdout(self, dist, y, classes):
         """(fit rows, validation rows) of this rank for `early_stopping`: see
-        `holdout_rows`; the seed is derived from random_state and the rank.  Raises
+        `holdout_rows`; the seed is derived from random_state and the rank.  With
+        validation_fraction=None the validation rows are AUTO_VALIDATION_ROWS training rows
+        (all ranks'; all of them if fewer) and the fit rows are every row.  Raises
         ValueError (on every rank) if a class has no training row on any rank or no rank
         holds out a row."""
         groups = (np.zeros(len(y), dtype=np.intp) if classes is None
                   else np.searchsorted(classes, stats.labels_1d(y)))
         rng = np.random.default_rng([resolve_seed(self.random_state), dist.rank])
         fraction = self.validation_fraction
-        if fraction == "auto":
+        if fraction is None or fraction == "auto":
             n_rows = int(dist.sum_to_all(np.array([len(y)]))[0])
-            fraction = min(AUTO_VALIDATION_FRACTION, AUTO_VALIDATION_ROWS / n_rows)
+            fraction = (min(1.0, AUTO_VALIDATION_ROWS / n_rows) if fraction is None else
+                        min(AUTO_VALIDATION_FRACTION, AUTO_VALIDATION_ROWS / n_rows))
         fit_rows, val_rows = dist.agree(holdout_rows, groups, fraction, rng)
+        if self.validation_fraction is None:                   # scored, and fitted on
+            fit_rows = np.arange(len(y))
         n_groups = 1 if classes is None else len(classes)
         counts = dist.sum_to_all(np.append(np.bincount(groups[fit_rows], minlength=n_groups),
                                            len(val_rows)))

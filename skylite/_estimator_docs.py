@@ -103,20 +103,23 @@ callback : callable or None, default=None
     callback(iteration, record, W) after every iteration (record: the `history_` entry);
     returning True stops training.
 early_stopping : "auto" or bool, default="auto"
-    Hold out `validation_fraction` of the training rows as a validation set (when `fit`
-    is not given X_val, y_val): a random split seeded by `random_state` (and the rank,
-    under `comm`), stratified by class for classifiers.  The held-out rows take no part in
-    the fit, not even in the default sigma; `validation_indices_` lists them.  "auto" (as
-    scikit-learn's HistGradientBoosting) turns it on when the fit runs the ADMM on more
-    than 10,000 training rows (of all ranks), and off otherwise, and for the squared loss
-    with l2, which ``solver="auto"`` may solve in closed form; `early_stopping_` records
-    the choice.  The rule is described under `n_iter_no_change`.
-validation_fraction : "auto" or float in (0, 1), default="auto"
-    The share of the training rows (of each class, rounded) held out by `early_stopping`.
-    "auto": 10%, but at most 500 rows (of all ranks): a held-out row is a row the model
-    does not learn from, and on 20,000 MNIST rows holding out 2,000 cost 0.2 points of
-    accuracy where 500 cost 0.03.  A split that leaves a class without a training row or
-    holds out no row raises ValueError.
+    Stop once a validation score stops improving (the rule is described under
+    `n_iter_no_change`).  Without X_val, y_val given to `fit`, the validation rows are
+    drawn from the training rows (`validation_fraction`): a random choice seeded by
+    `random_state` (and the rank, under `comm`), stratified by class for classifiers;
+    `validation_indices_` lists them.  "auto" (as scikit-learn's HistGradientBoosting)
+    turns it on when the fit runs the ADMM on more than 10,000 training rows (of all
+    ranks), and off otherwise, and for the squared loss with l2, which ``solver="auto"``
+    may solve in closed form; `early_stopping_` records the choice.
+validation_fraction : None, "auto" or float in (0, 1), default=None
+    Where `early_stopping` scores the model.  None (as in scikit-learn's
+    HistGradientBoosting): on the training data, 500 training rows (of all ranks; all of
+    them if fewer) that stay in the fit.  The problem is convex and C regularizes it, so
+    early stopping only decides when the classifier has stopped changing, and a held-out
+    row is a row the model does not learn from.  A float: that share of the training
+    rows (of each class, rounded) held out of the fit, not even used for the default
+    sigma; "auto": 10%, but at most 500 rows.  A split that leaves a class without a
+    training row or holds out no row raises ValueError.
 n_iter_no_change : int or None, default=10
     With a validation set (X_val, y_val given to `fit`, or the `early_stopping` split), its
     score (accuracy or R^2) and loss are computed every iteration (`history_`).  Early
@@ -128,10 +131,10 @@ n_iter_no_change : int or None, default=10
     the one `scoring` names, the latest of equal values (nearer the optimum), as `coef_`
     (`best_iteration_`), and stops after `n_iter_no_change` iterations without a strictly
     better value.  None only records them.  Measured against the run to tol (the mean of
-    five seeds; benchmarks/bench_early_stopping.py): pendigits 0.18 points lower at 0.57x
-    the time, MNIST 20k (s = 4096, C = 10) 0.09 points lower at 0.58x, both with Nystroem
-    features; most of it on pendigits is the 500 held-out rows.  A run resumed from a
-    checkpoint tracks the best value from the resumed iteration on.
+    five seeds; benchmarks/bench_early_stopping.py), with 500 training rows scored:
+    pendigits 0.10 points lower at 0.52x the time, MNIST 20k (s = 4096, C = 10) 0.07 points
+    lower at 0.55x, both with Nystroem features (with 500 rows held out: 0.18 and 0.09).
+    A run resumed from a checkpoint tracks the best value from the resumed iteration on.
 scoring : {{"score", "loss"}}, default="score"
     What early stopping monitors on the validation rows: "score", the accuracy
     (classifiers) or R^2 (regressors), as SGDClassifier and MLPClassifier do; or "loss",
@@ -198,9 +201,11 @@ history_ : list of dict
     One record per iteration, of Python numbers: objective, primal and dual residuals, rho,
     validation score and validation loss (with a validation set), seconds.
 early_stopping_ : bool
-    Whether this fit held out validation rows (`early_stopping` with "auto" resolved).
+    Whether early stopping was on in this fit (`early_stopping` with "auto" resolved).
 validation_indices_ : ndarray or None
-    The rows of X (of this rank's X under `comm`) held out by `early_stopping`, sorted.
+    The rows of X (of this rank's X under `comm`) that `early_stopping` scored, sorted:
+    training rows, or rows held out of the fit when `validation_fraction` is a number or
+    "auto".
 memory_estimate_ : int
     Bytes this process allocated for training at its peak: the working memory (counted
     before the fit, see `memory_budget`) plus the caches.

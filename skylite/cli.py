@@ -54,6 +54,8 @@ def _positive(kind):
 def _fraction(text):
     if text == "auto":
         return text
+    if text == "none":          # the estimator's None (`skylite._commands._make_model`)
+        return text
     value = _positive(float)(text)
     if not value < 1:
         raise argparse.ArgumentTypeError(f"must be < 1, got {text}")
@@ -356,10 +358,12 @@ def _train_options(p):
                         f"{default['early_stopping']})")
     g.add_argument("--validation-fraction", dest="validation_fraction", type=_fraction,
                    metavar="F",
-                   help=f"with early stopping and no --val: the share of the training rows "
-                        f"held out for validation, stratified by class; auto: "
-                        f"{100 * AUTO_VALIDATION_FRACTION:g}%%, at most {AUTO_VALIDATION_ROWS} rows "
-                        f"(default: {later['validation_fraction']})")
+                   help=f"with early stopping and no --val: where it scores the model; "
+                        f"none: {AUTO_VALIDATION_ROWS} training rows, which stay in the fit; a "
+                        f"share: that share of the training rows held out of the fit, "
+                        f"stratified by class; auto: {100 * AUTO_VALIDATION_FRACTION:g}%%, at "
+                        f"most {AUTO_VALIDATION_ROWS} rows held out (default: "
+                        f"{later['validation_fraction'] or 'none'})")
     g.add_argument("--n-iter-no-change", dest="n_iter_no_change", type=_positive(int),
                    metavar="N", help=f"with early stopping: patience in iterations (default: "
                                      f"{later['n_iter_no_change']})")

@@ -70,7 +70,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
                  anderson_memory=DEFAULTS.anderson_memory, n_threads=DEFAULTS.n_threads,
                  memory_budget=DEFAULTS.memory_budget, precision=DEFAULTS.precision,
                  random_state=0, verbose=DEFAULTS.verbose, callback=None,
-                 early_stopping="auto", validation_fraction="auto", n_iter_no_change=10,
+                 early_stopping="auto", validation_fraction=None, n_iter_no_change=10,
                  scoring="score", comm=None, checkpoint=DEFAULTS.checkpoint,
                  checkpoint_every=DEFAULTS.checkpoint_every, solver="auto"):
         self.kernel = kernel
@@ -226,7 +226,8 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         if X_val is None and self.early_stopping_:
             fit_rows, val_rows = self._holdout(dist, y, classes)
             X_val, y_val = take_rows(X, val_rows), y[val_rows]
-            X, Y = take_rows(X, fit_rows), Y[fit_rows]
+            if self.validation_fraction is not None:      # held out: not fitted on
+                X, Y = take_rows(X, fit_rows), Y[fit_rows]
             self.validation_indices_ = val_rows
         self.alpha_ = self._resolved_alpha(dist, X.shape[0])
         self.feature_map_, kernel = self._make_feature_map(X, dist)   # sigma from the fit rows

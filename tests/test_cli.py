@@ -167,7 +167,7 @@ def test_version_and_help_show_every_default(tmp_path):
                   "linear sketch (default: 2048;", "max ADMM iterations (default: 500)",
                   "residual tolerance (default: 0.001)", "(default: ceil(s / 4096)",
                   "iterations between checkpoints (default: 10)",
-                  "auto: 10%, at most 500 rows (default: auto)"):
+                  "at most 500 rows held out (default: none)"):
         assert shown in text, shown
     # every argument of every command has a line of help
     parser = build_parser()

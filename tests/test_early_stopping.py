@@ -57,6 +57,30 @@ def test_the_split_is_a_seeded_stratified_subset_disjoint_from_the_fitted_rows(
     assert KernelSVC(n_features=128, max_iter=5).fit(X, y).validation_indices_ is None
 
 
+def test_by_default_it_scores_training_rows_that_stay_in_the_fit(digits, engine_input):
+    X, y = digits
+    kw = dict(method="rff", n_features=128, tol=1e-4, max_iter=300, random_state=3)
+    iterates = {}
+    alone = KernelSVC(**kw, early_stopping=False, callback=lambda i, r, W: iterates.update(
+        {i: W.copy()})).fit(X, y)
+    recorded = KernelSVC(**kw, early_stopping=True, n_iter_no_change=None).fit(X, y)
+    # the engine fits every row and scores about 500 of them (per class, rounded; seeded)
+    np.testing.assert_array_equal(engine_input["X"], X)
+    scored = recorded.validation_indices_
+    assert abs(len(scored) - 500) <= 5 and np.array_equal(scored, np.unique(scored))
+    np.testing.assert_array_equal(engine_input["validation"].X, X[scored])
+    for c in range(10):
+        assert np.sum(y[scored] == c) == np.floor(500 / len(X) * np.sum(y == c) + 0.5)
+    # scoring rows changes no iterate: the recorded run is the run without early stopping
+    assert recorded.alpha_ == alone.alpha_ and recorded.n_iter_ == alone.n_iter_
+    np.testing.assert_array_equal(recorded.coef_, alone.coef_)
+    assert "validation" in recorded.history_[-1]
+    # with the rule, the model is that run's iterate at best_iteration_
+    early = KernelSVC(**kw, early_stopping=True).fit(X, y)
+    assert early.best_iteration_ < alone.n_iter_
+    np.testing.assert_array_equal(early.coef_, iterates[early.best_iteration_])
+
+
 @pytest.mark.parametrize("scoring", ["score", "loss"])
 def test_early_stopping_stops_before_max_iter_and_keeps_the_best_W(digits, scoring):
     X, y = digits
@@ -158,7 +182,7 @@ def test_regression_split_is_not_stratified(digits):
 def test_bad_early_stopping_input_is_named(digits):
     X, y = digits
     for fraction in (0, 1, 1.5, -0.1, "a", True):
-        with pytest.raises(ValueError, match="validation_fraction must be 'auto' or a number"):
+        with pytest.raises(ValueError, match="validation_fraction must be None, 'auto' or a number"):
             KernelSVC(early_stopping=True, validation_fraction=fraction).fit(X, y)
     with pytest.raises(ValueError, match="early_stopping must be 'auto', True or False"):
         KernelSVC(early_stopping="yes").fit(X, y)

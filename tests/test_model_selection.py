@@ -138,9 +138,10 @@ def test_each_fold_model_of_the_search_equals_an_independent_fit(digits, stack_f
         assert abs(a - b) <= 1e-4 * abs(b), (C, a, b)
 
 
-def test_stacked_folds_hold_out_each_folds_own_early_stopping_rows(digits):
+@pytest.mark.parametrize("fraction", ["auto", None])
+def test_stacked_folds_hold_out_each_folds_own_early_stopping_rows(digits, fraction):
     X, y = digits
-    est = svc(early_stopping=True, n_iter_no_change=5)
+    est = svc(early_stopping=True, n_iter_no_change=5, validation_fraction=fraction)
     folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
     alphas = []
 
@@ -150,9 +151,12 @@ def test_stacked_folds_hold_out_each_folds_own_early_stopping_rows(digits):
     stacked = KernelGridSearchCV(est, {"sigma": [0.5], "C": [1.0, 10.0]}, cv=folds,
                                  scoring=scorer, refit=False, stack_folds=True).fit(X, y)
     alone = [clone(est).fit(X[train], y[train]) for train, _ in folds]
-    # alpha_ C = 1 / (rows fitted): the fold's training rows less its held-out rows
+    # alpha_ C = 1 / (rows fitted): the fold's training rows less its held-out rows, or all
+    # of them when early stopping scores training rows (validation_fraction=None)
+    held = lambda m: 0 if fraction is None else len(m.validation_indices_)     # noqa: E731
     assert sorted(set(np.round(1 / np.array(alphas)))) == sorted(
-        {len(train) - len(m.validation_indices_) for (train, _), m in zip(folds, alone)})
+        {len(train) - held(m) for (train, _), m in zip(folds, alone)})
+    assert all(len(m.validation_indices_) > 0 for m in alone)
     fold_by_fold = KernelGridSearchCV(est, {"sigma": [0.5], "C": [1.0, 10.0]}, cv=folds,
                                       stack_folds=False, refit=False).fit(X, y)
     np.testing.assert_allclose(stacked.cv_results_["mean_test_score"],
