@@ -159,13 +159,19 @@ def early_stopping():
     X, y = X[part], y[part]
     model = KernelSVC(method="rff", sigma=0.6, n_features=256, n_blocks=4, alpha=1e-6,
                       tol=1e-12, max_iter=150, n_threads=1, early_stopping=True,
-                      n_iter_no_change=5, random_state=7, comm=comm).fit(X, y)
+                      n_iter_no_change=5, random_state=7, comm=comm,
+                      validation_fraction="auto").fit(X, y)
     held = model.validation_indices_
     groups = np.searchsorted(model.classes_, y)
     expected = holdout_rows(groups, 0.1, np.random.default_rng([7, rank]))[1]
+    # the default scores 500 rows of all ranks' 1,200, drawn the same way, kept in the fit
+    scored = clone(model).set_params(validation_fraction=None, max_iter=2,
+                                     comm=comm).fit(X, y).validation_indices_
+    scored_match = np.array_equal(scored, holdout_rows(groups, 500 / 1200,
+                                                       np.random.default_rng([7, rank]))[1])
     scores = [r["validation"] for r in model.history_]
     return {"held": held.tolist(), "n_local": int(len(X)),
-            "split_matches_rank_seed": bool(np.array_equal(held, expected)),
+            "split_matches_rank_seed": bool(np.array_equal(held, expected)) and scored_match,
             "n_iter": model.n_iter_, "best_iteration": model.best_iteration_,
             "best_score": scores[model.best_iteration_ - 1], "max_score": max(scores),
             "global_score_of_kept_W": model.score(X[held], y[held]),
