@@ -1,5 +1,8 @@
 """Early stopping on a validation set: an explicit one (X_val, y_val) or a seeded, stratified
-split of the training rows (`early_stopping=True`), on real data (pendigits)."""
+choice of training rows (`early_stopping=True`: scored in the fit, or held out), on real
+data (pendigits)."""
+import re
+
 import numpy as np
 import pytest
 
@@ -244,6 +247,25 @@ def test_cli_rejects_a_bad_validation_fraction(npz_files, tmp_path, capsys):
         main(["train", str(train), "-m", str(tmp_path / "m.sky"), "--early-stop",
               "--validation-fraction", "1.5"])
     assert exit_.value.code == 2 and "must be < 1" in capsys.readouterr().err
+    # "none" (the default: training rows scored) is an option's value like any other
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", str(train), "-m", str(tmp_path / "m.sky"), "--val", str(train),
+              "--validation-fraction", "none"])
+    assert exit_.value.code == 2 and "applies only with" in capsys.readouterr().err
+
+
+def test_cli_scores_training_rows_by_default(npz_files, tmp_path, capsys):
+    train, _ = npz_files
+    argv = ["train", str(train), "-m", str(tmp_path / "m.sky"), "--sigma", "0.6",
+            "--features", "256", "--alpha", "1e-6", "--iters", "150", "--threads", "1",
+            "--early-stop"]
+    for given in ([], ["--validation-fraction", "none"]):
+        assert main(argv + given) == 0
+        out = capsys.readouterr().out
+        assert re.search(r"early stopping scored 50\d of the training rows, which stay in "
+                         r"the fit", out) and "held out" not in out
+        model = skylite.load(tmp_path / "m.sky")
+        assert model.validation_fraction is None and model.alpha == 1e-6
 
 
 def test_cli_scoring_loss_monitors_the_validation_loss(npz_files, tmp_path, capsys):
