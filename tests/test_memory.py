@@ -10,8 +10,9 @@ import scipy.sparse as sp
 from skylite import KernelSVC
 from skylite.admm import driver, memory
 from skylite.admm.memory import footprint
+from skylite.kernels import Gaussian
 from skylite.sketch import default_n_blocks
-from skylite.sketch import Fastfood, GaussianRFF, Identity
+from skylite.sketch import Fastfood, GaussianRFF, Identity, Nystroem
 
 
 def wide_rows(d, n=2):
@@ -100,6 +101,21 @@ def test_wide_rows_warn_when_the_map_parameters_dominate():
     narrow = footprint(GaussianRFF(2048, n_blocks=2).fit(np.zeros((1, 784))).transform_op_,
                        [60000], 10, n_threads=2, single=False, relaxed=True)
     assert memory.wide_input_message(narrow, None) is None
+
+
+def test_wide_rows_warn_when_nystroem_landmarks_dominate():
+    X = sp.random(40, 200_000, density=1e-4, format="csr", random_state=0)
+    fmap = Nystroem(Gaussian(1.0), 32, n_blocks=2).fit(X)
+    op = fmap.transform_op_
+    # at s = 2048 the landmarks would be 2048 x 200000 doubles: 3.1 GiB
+    need = footprint(op, [40], 1, n_threads=2, single=False, relaxed=True,
+                     map_data=2048 * 200_000 * 8)
+    message = memory.wide_input_message(need, fmap)
+    assert "Nystroem's landmarks take 3.1 GiB (a dense s x 200000 matrix)" in message
+    assert "linear kernel" in message
+    small = footprint(op, [40], 1, n_threads=2, single=False, relaxed=True,
+                      map_data=sum(a.nbytes for a in fmap.fitted_arrays().values()))
+    assert memory.wide_input_message(small, fmap) is None
 
 
 @pytest.mark.parametrize("s, n, linear, expected", [

@@ -396,15 +396,22 @@ class WideInputWarning(UserWarning):
 
 
 def wide_input_message(need, fmap):
-    """A message for WideInputWarning when the map parameters of the sweep exceed 1 GiB
-    and four times its feature blocks (a d x s_j matrix per block for rows of d >> n_i
-    columns), else None."""
+    """A message for WideInputWarning when the map's own matrices exceed 1 GiB and four
+    times the sweep's feature blocks, else None: for rows of d >> n_i columns, the random
+    parameters of the sweep (a d x s_j matrix per block and thread) or a map's landmarks
+    (Nystroem: a dense s x d matrix, even for sparse rows)."""
     sweep = need.sweep
-    if sweep["map parameters"] <= max(2**30, 4 * sweep["feature blocks"]):
+    bound = max(2**30, 4 * sweep["feature blocks"])
+    landmarks = need.persistent.get("map landmarks", 0)
+    if sweep["map parameters"] > bound:
+        what = (f"random parameters take {format_bytes(sweep['map parameters'])} (a "
+                f"{fmap.n_features_in_} x s_j matrix per block and thread)")
+    elif landmarks > bound:
+        what = (f"landmarks take {format_bytes(landmarks)} (a dense s x "
+                f"{fmap.n_features_in_} matrix)")
+    else:
         return None
-    return (f"{type(fmap).__name__}'s random parameters take "
-            f"{format_bytes(sweep['map parameters'])} (a {fmap.n_features_in_} x s_j matrix "
-            f"per block and thread) for feature blocks of "
+    return (f"{type(fmap).__name__}'s {what} for feature blocks of "
             f"{format_bytes(sweep['feature blocks'])}: for rows this wide use the linear "
             f"kernel, or a linear sketch to a few thousand dimensions before the kernel map "
             f"(skylite.sketch.ComposedMap; docs/choosing_parameters.md, wide sparse rows)")
