@@ -124,16 +124,16 @@ n_iter_no_change : int or None, default=10
     With a validation set (X_val, y_val given to `fit`, or the `early_stopping` split), its
     score (accuracy or R^2) and loss are computed every iteration (`history_`).  Early
     stopping judges the run on them once the solver's residuals relative to its iterates
-    are at most 0.03 (``history_[i]["residual_ratio"] * tol <= 0.03``; 30 times the
+    are at most 0.02 (``history_[i]["residual_ratio"] * tol <= 0.02``; 20 times the
     default tol): before that the iterates still move a lot and a validation set of a few
     hundred rows often scores the third iteration as well as the last, though the test
     accuracy still rises by half a point.  From there it keeps the W of the best value of
     the one `scoring` names, the latest of equal values (nearer the optimum), as `coef_`
     (`best_iteration_`), and stops after `n_iter_no_change` iterations without a strictly
     better value.  None only records them.  Measured against the run to tol (the mean of
-    five seeds; benchmarks/bench_early_stopping.py), with 500 training rows scored:
-    pendigits 0.10 points lower at 0.52x the time, MNIST 20k (s = 4096, C = 10) 0.07 points
-    lower at 0.55x, both with Nystroem features (with 500 rows held out: 0.18 and 0.09).
+    five seeds; benchmarks/bench_early_stopping.py), with 500 training rows scored and
+    Nystroem features: pendigits 0.05 points lower at 0.58x the time, MNIST 20k (s = 4096,
+    C = 10) 0.00 points lower at 0.64x (with 500 rows held out: 0.13 and 0.04).
     A run resumed from a checkpoint tracks the best value from the resumed iteration on.
 scoring : {{"score", "loss"}}, default="score"
     What early stopping monitors on the validation rows: "score", the accuracy
