@@ -16,8 +16,9 @@ corrupted a model.
    deep; a load must raise ValueError naming the file, never another exception.
 6. edited headers with the checksum recomputed: one field of a saved model's header (each
    kind of model file: random features, Nystroem, exact kernel over dense and sparse rows)
-   replaced by a wrong type, a huge, non-finite or nearby number, --edits in all; a load
-   must raise ValueError naming the file or give the model's outputs unchanged.
+   replaced by a wrong type, a huge, non-finite or nearby number (integers +-1 or 2, floats
+   times 0.5 to 2), --edits in all; a load must raise ValueError naming the file or give
+   the model's outputs unchanged.
 7. saves to paths that cannot be written (empty, folders, a missing folder, below a
    file): each must raise an error naming the path given, not the temporary file, and
    leave no file behind.
@@ -198,6 +199,8 @@ def edited_headers(folder, count, rng):
             node = node[key]
         if isinstance(node, int) and not isinstance(node, bool) and rng.random() < 0.5:
             value = node + int(rng.choice([-2, -1, 1, 2]))
+        elif isinstance(node, float) and rng.random() < 0.5:     # a nearby parameter
+            value = node * float(rng.choice([0.5, 0.9, 1.1, 2.0]))
         else:
             value = random_json(rng, depth=5)
         write_model_file(path, replaced(header, where, value), body)

@@ -37,7 +37,9 @@ parts must agree: coef_ is s x m with s the map's n_features and m the outputs t
 need, the map's learned arrays are exactly those its description rebuilds (so their shapes
 and the block layout agree), the map reproduces the probe features recorded at save (an
 edited type, n_blocks, parameter or seed does not), the exact kernel model's arrays have
-the sizes its header gives and well formed CSR rows.  Any fault is a ValueError naming the
+the sizes its header gives and well formed CSR rows, and its kernel reproduces the outputs
+recorded at save at a few of its training rows ("probe" in "dual": an edited kernel type or
+parameter does not).  Any fault is a ValueError naming the
 file and the fault.  A file whose parts all agree is a model, whoever wrote it.  There is
 no separate digest of the arrays: the whole-file checksum already covers them against
 damage, and against a forger any digest is as recomputable as the checksum itself (files
@@ -130,7 +132,8 @@ def save(model, path):
         X = model.X_fit_
         header["dual"] = {"kernel": model.kernel_.to_dict(),
                           "shape": list(model.dual_coef_.shape), "n_features": X.shape[1],
-                          "nnz": int(X.nnz) if sp.issparse(X) else None}
+                          "nnz": int(X.nnz) if sp.issparse(X) else None,
+                          "probe": dual_probe(model.kernel_, model.dual_coef_, X)}
         arrays = [model.dual_coef_] + ([X.indptr, X.indices, X.data] if sp.issparse(X)
                                        else [X])
     map_arrays = model.feature_map_.fitted_arrays()          # they end the body
@@ -480,7 +483,26 @@ def _load_dual(spec, body):
         sparse_structure_checked(X, "the training rows")
         X = sp.csr_matrix((parts[3], parts[2].astype(np.int32), parts[1]), shape=(n, d))
     kernel = _rebuild_object("kernel", _field(spec, "kernel", dict, "dual"))
+    probe = _field(spec, "probe", list, "dual", default=None)
+    if probe is not None:            # files written before the probe: nothing to compare
+        expected = dual_probe(kernel, dual, X)
+        if (len(probe) != len(expected) or not all(isinstance(v, float) for v in probe)
+                or not np.allclose(probe, expected, rtol=PROBE_RTOL,
+                                   atol=PROBE_RTOL * np.abs(expected).max(initial=1.0))):
+            raise ValueError("the kernel described in the header does not give the outputs "
+                             "the model was saved with (an edited kernel type or parameter)")
     return kernel, dual, X
+
+
+def dual_probe(kernel, dual_coef, X_fit):
+    """The outputs K(X_p, X_fit) dual_coef of an exact kernel model at up to PROBE_FEATURES
+    of its training rows X_p, spread evenly over them: a fingerprint of its kernel (type and
+    parameters) stored in the model file.  At a training row the output holds that row's
+    own term, so it does not vanish however narrow the kernel."""
+    n = X_fit.shape[0]
+    picked = np.unique(np.linspace(0, n - 1, min(n, PROBE_FEATURES)).round().astype(np.int64))
+    X = X_fit.astype(np.float64)
+    return (kernel.gram(X[picked], X) @ dual_coef).ravel().tolist()
 
 
 def _rebuild_object(key, spec):
