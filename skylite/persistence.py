@@ -7,7 +7,8 @@ Layout (all little-endian):
     H bytes of UTF-8 JSON header      estimator class and parameters, the feature map's
                                       description (type, sizes, parameters, seed) and its
                                       features at a fixed probe row ("feature_map_probe"),
-                                      loss, regularizer, classes, coef shape
+                                      loss, regularizer, classes, coef shape, and the
+                                      model's outputs at that row ("outputs_probe")
     s * m float64                     coef_ (W), row-major
     the feature map's fitted arrays, float64 row-major, in the order the header's
     "feature_map_arrays" lists them (name, shape): Nystroem's landmarks (s x d) and
@@ -39,7 +40,9 @@ and the block layout agree), the map reproduces the probe features recorded at s
 edited type, n_blocks, parameter or seed does not), the exact kernel model's arrays have
 the sizes its header gives and well formed CSR rows, and its kernel reproduces the outputs
 recorded at save at a few of its training rows ("probe" in "dual": an edited kernel type or
-parameter does not).  Any fault is a ValueError naming the
+parameter does not), and the whole model reproduces its outputs at the probe row, shape
+included (so a field that no array can check, such as "targets_1d", cannot be edited
+alone).  Any fault is a ValueError naming the
 file and the fault.  A file whose parts all agree is a model, whoever wrote it.  There is
 no separate digest of the arrays: the whole-file checksum already covers them against
 damage, and against a forger any digest is as recomputable as the checksum itself (files
@@ -139,6 +142,7 @@ def save(model, path):
     map_arrays = model.feature_map_.fitted_arrays()          # they end the body
     header["feature_map_arrays"] = [[name, list(np.shape(a))] for name, a in map_arrays.items()]
     arrays += list(map_arrays.values())
+    header["outputs_probe"] = outputs_probe(model)
     blob = json.dumps(header).encode("utf-8")
 
     def write(f):
@@ -313,6 +317,7 @@ def _model(header, body, estimators):
         model.classes_ = _classes(classes, m)
     if model.is_classifier != (classes is not None):    # the loss parameter resolves
         raise ValueError("its loss parameter and its classes disagree")
+    _check_outputs(model, header)
     return model
 
 
@@ -348,12 +353,44 @@ def map_probe(fmap):
 
     The probe row has at most 16 nonzeros in [0.25, 0.75), evenly spaced over the d columns
     (a CSR row, cheap whatever d)."""
-    d, s = fmap.n_features_in_, fmap.n_features
+    s = fmap.n_features
+    picked = np.unique(np.linspace(0, s - 1, min(s, PROBE_FEATURES)).round().astype(np.int64))
+    return fmap.transform(probe_row(fmap.n_features_in_), n_threads=1)[0, picked].tolist()
+
+
+def probe_row(d):
+    """The probe row of `map_probe` and `outputs_probe`: a 1 x d CSR row with at most 16
+    nonzeros in [0.25, 0.75), evenly spaced over the d columns (cheap whatever d)."""
     columns = np.unique(np.linspace(0, d - 1, min(d, 16)).round().astype(np.int64))
     values = 0.25 + 0.5 * np.arange(len(columns)) / len(columns)
-    row = sp.csr_matrix((values, columns, [0, len(columns)]), shape=(1, d))
-    picked = np.unique(np.linspace(0, s - 1, min(s, PROBE_FEATURES)).round().astype(np.int64))
-    return fmap.transform(row, n_threads=1)[0, picked].tolist()
+    return sp.csr_matrix((values, columns, [0, len(columns)]), shape=(1, d))
+
+
+def outputs_probe(model):
+    """The fitted model's outputs at the probe row (z(x) W, or K(x, X_fit) dual_coef),
+    raveled as its predictions are for 1-D targets: values and shape, a fingerprint of the
+    whole model stored in the model file, so that a header field no array can check (e.g.
+    "targets_1d") cannot be edited alone."""
+    O = model._model_outputs(probe_row(model.n_features_in_))
+    return (O.ravel() if getattr(model, "_y_1d", False) else O).astype(np.float64).tolist()
+
+
+def _check_outputs(model, header):
+    """Refuse a model whose outputs at the probe row differ from those recorded at save
+    (files written before the outputs probe: nothing to compare)."""
+    probe = header.get("outputs_probe")
+    if probe is None:
+        return
+    expected = np.asarray(outputs_probe(model))
+    try:
+        probe = np.asarray(probe, dtype=np.float64)
+    except (TypeError, ValueError):
+        probe = None
+    if (probe is None or probe.shape != expected.shape or not np.isfinite(probe).all()
+            or not np.allclose(probe, expected, rtol=PROBE_RTOL,
+                               atol=PROBE_RTOL * np.abs(expected).max(initial=1.0))):
+        raise ValueError("the header does not give the outputs the model was saved with (an "
+                         "edited field, e.g. targets_1d or a parameter)")
 
 
 def _field(mapping, key, kind, where="header", **default):

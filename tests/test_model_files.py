@@ -161,6 +161,8 @@ def test_edited_headers_with_a_recomputed_checksum_are_refused_or_harmless(saved
     ("exact", (("dual", "kernel", "params", "sigma"), 2), "does not give the outputs"),
     ("exact sparse", (("dual", "kernel", "params", "sigma"), 0.5), "does not give the outputs"),
     ("exact", (("dual", "probe", 0), 0.25), "does not give the outputs"),
+    ("exact", (("targets_1d",), False), "outputs the model was saved with"),
+    ("rff", (("outputs_probe", 0, 0), 0.5), "outputs the model was saved with"),
     ("exact", (("params", "n_threads"), 2**63), "n_threads"),
 ])
 def test_each_kind_of_inconsistency_is_named(saved, kind, edit, message):
