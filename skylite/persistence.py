@@ -42,11 +42,11 @@ the sizes its header gives and well formed CSR rows, and its kernel reproduces t
 recorded at save at a few of its training rows ("probe" in "dual": an edited kernel type or
 parameter does not), and the whole model reproduces its outputs at the probe row, shape
 included (so a field that no array can check, such as "targets_1d", cannot be edited
-alone).  Any fault is a ValueError naming the
-file and the fault.  A file whose parts all agree is a model, whoever wrote it.  There is
-no separate digest of the arrays: the whole-file checksum already covers them against
-damage, and against a forger any digest is as recomputable as the checksum itself (files
-whose Nystroem description carries an "arrays_sha256" still load; the field is ignored).
+alone).  Any fault is a ValueError naming the file and the fault.  A file whose parts all
+agree is a model, whoever wrote it.  There is no separate digest of the arrays: the
+whole-file checksum already covers them against damage, and against a forger any digest is
+as recomputable as the checksum itself (files whose Nystroem description carries an
+"arrays_sha256" still load; the field is ignored).
 Files written before the probe are checked for everything but it.
 
 This module knows the file, not the estimator classes: `KernelMachine.save` calls `save`, and
@@ -338,10 +338,7 @@ def _check_map(fmap, arrays, header, s):
     probe = _field(header, "feature_map_probe", list, default=None)
     if probe is None:                # files written before the probe: nothing to compare
         return
-    expected = map_probe(fmap)
-    if (len(probe) != len(expected) or not all(isinstance(v, float) for v in probe)
-            or not np.allclose(probe, expected, rtol=PROBE_RTOL,
-                               atol=PROBE_RTOL * np.abs(expected).max(initial=1.0))):
+    if not _agrees(probe, map_probe(fmap)):
         raise ValueError("the feature map described in the header does not give the "
                          "features it was saved with (an edited map description: type, "
                          "n_features, n_blocks, parameters or seed)")
@@ -353,15 +350,19 @@ def map_probe(fmap):
 
     The probe row has at most 16 nonzeros in [0.25, 0.75), evenly spaced over the d columns
     (a CSR row, cheap whatever d)."""
-    s = fmap.n_features
-    picked = np.unique(np.linspace(0, s - 1, min(s, PROBE_FEATURES)).round().astype(np.int64))
+    picked = _spread(fmap.n_features, PROBE_FEATURES)
     return fmap.transform(probe_row(fmap.n_features_in_), n_threads=1)[0, picked].tolist()
+
+
+def _spread(n, k):
+    """At most k distinct indices of 0..n-1, evenly spaced from the first to the last."""
+    return np.unique(np.linspace(0, n - 1, min(n, k)).round().astype(np.int64))
 
 
 def probe_row(d):
     """The probe row of `map_probe` and `outputs_probe`: a 1 x d CSR row with at most 16
     nonzeros in [0.25, 0.75), evenly spaced over the d columns (cheap whatever d)."""
-    columns = np.unique(np.linspace(0, d - 1, min(d, 16)).round().astype(np.int64))
+    columns = _spread(d, 16)
     values = 0.25 + 0.5 * np.arange(len(columns)) / len(columns)
     return sp.csr_matrix((values, columns, [0, len(columns)]), shape=(1, d))
 
@@ -379,18 +380,28 @@ def _check_outputs(model, header):
     """Refuse a model whose outputs at the probe row differ from those recorded at save
     (files written before the outputs probe: nothing to compare)."""
     probe = header.get("outputs_probe")
-    if probe is None:
-        return
-    expected = np.asarray(outputs_probe(model))
-    try:
-        probe = np.asarray(probe, dtype=np.float64)
-    except (TypeError, ValueError):
-        probe = None
-    if (probe is None or probe.shape != expected.shape or not np.isfinite(probe).all()
-            or not np.allclose(probe, expected, rtol=PROBE_RTOL,
-                               atol=PROBE_RTOL * np.abs(expected).max(initial=1.0))):
+    if probe is not None and not _agrees(probe, outputs_probe(model)):
         raise ValueError("the header does not give the outputs the model was saved with (an "
                          "edited field, e.g. targets_1d or a parameter)")
+
+
+def _agrees(recorded, expected):
+    """Whether a probe recorded in the header (nested lists of floats) has the shape of
+    `expected` (nested lists, as the probe functions return them) and its values to
+    PROBE_RTOL, relative to the largest of them (at least 1)."""
+    expected = np.asarray(expected, dtype=np.float64)
+    try:
+        values = np.asarray(recorded, dtype=np.float64)
+    except (TypeError, ValueError):             # ragged lists, strings, objects
+        return False
+    if values.shape != expected.shape:
+        return False
+    flat = recorded
+    for _ in range(expected.ndim - 1):
+        flat = [v for row in flat for v in row]
+    return (all(isinstance(v, float) for v in flat)
+            and np.allclose(values, expected, rtol=PROBE_RTOL,
+                            atol=PROBE_RTOL * np.abs(expected).max(initial=1.0)))
 
 
 def _field(mapping, key, kind, where="header", **default):
@@ -522,10 +533,7 @@ def _load_dual(spec, body):
     kernel = _rebuild_object("kernel", _field(spec, "kernel", dict, "dual"))
     probe = _field(spec, "probe", list, "dual", default=None)
     if probe is not None:            # files written before the probe: nothing to compare
-        expected = dual_probe(kernel, dual, X)
-        if (len(probe) != len(expected) or not all(isinstance(v, float) for v in probe)
-                or not np.allclose(probe, expected, rtol=PROBE_RTOL,
-                                   atol=PROBE_RTOL * np.abs(expected).max(initial=1.0))):
+        if not _agrees(probe, dual_probe(kernel, dual, X)):
             raise ValueError("the kernel described in the header does not give the outputs "
                              "the model was saved with (an edited kernel type or parameter)")
     return kernel, dual, X
@@ -536,8 +544,7 @@ def dual_probe(kernel, dual_coef, X_fit):
     of its training rows X_p, spread evenly over them: a fingerprint of its kernel (type and
     parameters) stored in the model file.  At a training row the output holds that row's
     own term, so it does not vanish however narrow the kernel."""
-    n = X_fit.shape[0]
-    picked = np.unique(np.linspace(0, n - 1, min(n, PROBE_FEATURES)).round().astype(np.int64))
+    picked = _spread(X_fit.shape[0], PROBE_FEATURES)
     X = X_fit.astype(np.float64)
     return (kernel.gram(X[picked], X) @ dual_coef).ravel().tolist()
 

@@ -97,7 +97,8 @@ def test_early_stopping_stops_before_max_iter_and_keeps_the_best_W(digits, scori
     losses = [record["validation_loss"] for record in model.history_]
     best = model.best_iteration_
     # monitored from the first iteration whose relative residuals are at most the gate
-    first = next(r["iteration"] for r in model.history_ if r["residual_ratio"] * 1e-5 <= MONITOR_RELATIVE_RESIDUAL)
+    first = next(r["iteration"] for r in model.history_
+                 if r["residual_ratio"] * 1e-5 <= MONITOR_RELATIVE_RESIDUAL)
     monitored = np.array(scores if scoring == "score" else [-v for v in losses])[first - 1:]
     improved = first + int(np.argmax(monitored))       # the first best: later ones only tie
     assert model.n_iter_ == improved + 5 < 300 and not model.converged_
@@ -138,7 +139,8 @@ def test_an_explicit_validation_set_takes_precedence(pendigits, tmp_path):
                                                                       y_val=y_val)
     assert early.validation_indices_ is None                  # no split: X_val was given
     scores = [r["validation"] for r in early.history_]
-    first = next(r["iteration"] for r in early.history_ if r["residual_ratio"] * 1e-9 <= MONITOR_RELATIVE_RESIDUAL)
+    first = next(r["iteration"] for r in early.history_
+                 if r["residual_ratio"] * 1e-9 <= MONITOR_RELATIVE_RESIDUAL)
     improved = first + int(np.argmax(scores[first - 1:]))
     assert early.n_iter_ == improved + 10 < full.n_iter_      # n_iter_no_change=10
     best = early.best_iteration_ - 1
@@ -153,9 +155,9 @@ def test_an_explicit_validation_set_takes_precedence(pendigits, tmp_path):
 def test_a_small_validation_set_is_monitored_once_the_residuals_are_small(pendigits):
     """The quick start's model with 150 held-out rows: their accuracy reaches its best by
     the fifth iteration (where the rule of patience alone would stop, far from the
-    optimum); the run is not judged on it until the relative residuals are at most MONITOR_RELATIVE_RESIDUAL,
-    keeps the latest of the best values seen from there, and ends within the tenth of a
-    point of the run to tol on the test rows."""
+    optimum); the run is not judged on it until the relative residuals are at most
+    MONITOR_RELATIVE_RESIDUAL, keeps the latest of the best values seen from there, and
+    ends within the tenth of a point of the run to tol on the test rows."""
     X, y, X_test, y_test = pendigits
     X, X_test = X / 100.0, X_test / 100.0
     kw = dict(method="rff", sigma=0.6, n_features=512, alpha=1e-5, n_threads=1)
@@ -164,7 +166,8 @@ def test_a_small_validation_set_is_monitored_once_the_residuals_are_small(pendig
     scores = [r["validation"] for r in history]
     assert len(early.validation_indices_) == 150 and max(scores[:5]) == max(scores)
     assert early.best_iteration_ > 10 and not early.converged_
-    first = next(r["iteration"] for r in history if r["residual_ratio"] * 1e-3 <= MONITOR_RELATIVE_RESIDUAL)
+    first = next(r["iteration"] for r in history
+                 if r["residual_ratio"] * 1e-3 <= MONITOR_RELATIVE_RESIDUAL)
     assert early.best_iteration_ >= first > 10
     assert scores[early.best_iteration_ - 1] == max(scores[first - 1:])
     assert all(s < max(scores[first - 1:]) for s in scores[early.best_iteration_:])

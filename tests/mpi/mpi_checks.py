@@ -176,7 +176,8 @@ def early_stopping():
     return {"held": held.tolist(), "n_local": int(len(X)),
             "split_matches_rank_seed": bool(np.array_equal(held, expected)) and scored_match,
             "n_iter": model.n_iter_, "best_iteration": model.best_iteration_,
-            "best_score": scores[model.best_iteration_ - 1], "max_score": max(scores[monitored - 1:]),
+            "best_score": scores[model.best_iteration_ - 1],
+            "max_score": max(scores[monitored - 1:]),
             "global_score_of_kept_W": model.score(X[held], y[held]),
             "history_same": same_on_all_ranks(np.array(scores)),
             "coef_same": same_on_all_ranks(model.coef_)}
