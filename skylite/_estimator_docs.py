@@ -95,6 +95,7 @@ landmarks : {{"kmeans", "uniform"}} or None, default=None
 {n_threads}
 {memory_budget}
 {precision}
+{cache_precision}
 random_state : int, numpy Generator, RandomState or None, default=0
     Seed of the feature map (the model stores the seed, never the random numbers) and of
     the `early_stopping` split.  None draws a fresh seed, recorded in `feature_map_.seed_`.
@@ -216,6 +217,9 @@ sweep_ : {{"rows", "columns"}}
     How the ADMM passed over Z (docs/engine.md): "rows", one pass over tiles of rows per
     iteration (whenever every block has at most as many features as the row block has rows
     and it fits the budget), else "columns", an n_i x s_j block per thread.
+cache_precision_ : {{"float64", "float32", "bfloat16"}}
+    The precision the fit's features were cached (and, for bfloat16, rounded) in: see
+    `cache_precision`.
 phase_seconds_ : dict
     Seconds spent per phase of the engine (transform, factor, products, ...).
 """

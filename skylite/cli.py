@@ -346,6 +346,12 @@ def _train_options(p):
     g.add_argument("--precision", default=default["precision"],
                    choices=EngineSettings.choices("precision"),
                    help="precision of the feature transform")
+    g.add_argument("--cache-precision", dest="cache_precision",
+                   default=default["cache_precision"],
+                   choices=EngineSettings.choices("cache_precision"),
+                   help="storage of cached feature blocks; bfloat16 (with --precision "
+                        "float32) halves it and rounds the features to 16 bits; auto: "
+                        "bfloat16 when that caches more blocks (default: auto)")
     g.add_argument("--seed", type=int, default=default["random_state"],
                    help="random seed of the feature map")
     g.add_argument("--early-stop", dest="early_stop", action=argparse.BooleanOptionalAction,

@@ -69,7 +69,8 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
                  relaxation=DEFAULTS.relaxation, acceleration=DEFAULTS.acceleration,
                  anderson_memory=DEFAULTS.anderson_memory, n_threads=DEFAULTS.n_threads,
                  memory_budget=DEFAULTS.memory_budget, precision=DEFAULTS.precision,
-                 random_state=0, verbose=DEFAULTS.verbose, callback=None,
+                 cache_precision=DEFAULTS.cache_precision, random_state=0,
+                 verbose=DEFAULTS.verbose, callback=None,
                  early_stopping="auto", validation_fraction=None, n_iter_no_change=10,
                  scoring="score", comm=None, checkpoint=DEFAULTS.checkpoint,
                  checkpoint_every=DEFAULTS.checkpoint_every, solver="auto"):
@@ -100,6 +101,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         self.n_threads = n_threads
         self.memory_budget = memory_budget
         self.precision = precision
+        self.cache_precision = cache_precision
         self.random_state = random_state
         self.verbose = verbose
         self.callback = callback
@@ -308,6 +310,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         if "n_row_blocks" in result.details:
             self.n_row_blocks_ = result.details["n_row_blocks"]
             self.sweep_ = result.details["sweep"]
+            self.cache_precision_ = result.details["cache_precision"]
         self.loss_ = loss
         self.regularizer_ = regularizer
         return self

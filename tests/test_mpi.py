@@ -49,6 +49,13 @@ def launch(mpiexec, mode, *args, expect_ok=True):
     return proc.stdout.replace("RAISED", "\nRAISED").splitlines(), proc
 
 
+def test_ranks_agree_on_a_bfloat16_cache_when_any_rank_needs_it(mpiexec):
+    results, _ = launch(mpiexec, "cache_precision")
+    assert [r["cache_precision"] for r in results.values()] == ["bfloat16", "bfloat16"]
+    assert [r["cached"] for r in results.values()] == [5, 5]
+    assert all(r["coef_same"] and r["equals_asked"] for r in results.values())
+
+
 def test_two_ranks_repeat_the_simulated_row_blocks_and_reach_the_serial_optimum(mpiexec):
     results, _ = launch(mpiexec, "consistency")
     root = results[0]

@@ -106,6 +106,8 @@ cdef class ColumnBlocks:
     cdef list keep
     cdef readonly Py_ssize_t n_rows, n_blocks, max_block
     cdef readonly bint single
+    cdef readonly bint bfloat16     # features rounded to bfloat16; Z caches hold 16 bits
+    cdef Py_ssize_t zitem           # bytes per element of a Z cache (2, 4 or 8)
     cdef Py_ssize_t[::1] offsets
     cdef int[::1] woodbury, factored, z_filled
     cdef void **factor
@@ -120,6 +122,11 @@ cdef class ColumnBlocks:
     cdef void _add_clocks(self, Scratch *scratch, int n_threads, int first, int stop)
     cdef void _generate(self, Py_ssize_t j, const void *params, Py_ssize_t first,
                         Py_ssize_t stop, void *out, Py_ssize_t ld, Scratch *sc) noexcept nogil
+    cdef void *_cache_rows(self, Py_ssize_t j, Py_ssize_t first) noexcept nogil
+    cdef void _load16(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t stop, float *out,
+                      Py_ssize_t ld) noexcept nogil
+    cdef void _store16(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t stop,
+                       const float *src, Py_ssize_t ld) noexcept nogil
     cdef void _solve_factored(self, Py_ssize_t j, const double *Wbar, const double *mu_p,
                               double *U, double *Wp, const double *p, int m, int k,
                               double relax, Scratch *sc) noexcept nogil

@@ -16,6 +16,13 @@ TILE_ROWS rows for Z^T B with the tiles' results accumulated in float64 (`add_zt
 the factor of Z^T Z + I is accumulated in float64 from float32 ssyrk products over chunks of
 FACTOR_ROWS rows (`add_gram_f32`).  All optimization state stays float64.
 
+bfloat16.  With `bfloat16` (float32 blocks only) every generated tile is rounded to the
+nearest bfloat16 (`sky_bf16_round`), cached blocks keep those 16 bits (half of float32), and
+the sweeps decode them back to float32 tiles for the same float32 products.  The features
+are the rounded ones everywhere: factors, products, cached and regenerated blocks alike, so
+the graph projection is exact for the Z the sweeps read and the model does not depend on
+which blocks are cached.
+
 Scratch.  Every parallel pass takes its threads' buffers from `thread_lengths` (the one
 formula of their sizes, which the memory plan's `*_buffer_bytes` report too) and `carve`
 (the one place that allocates and carves them).
@@ -29,11 +36,13 @@ import numpy as np
 cimport numpy as cnp
 from cython.parallel cimport prange
 from libc.stdlib cimport malloc, free, calloc
+from libc.stdint cimport uint16_t
 from libc.string cimport memcpy
 from openmp cimport omp_get_wtime
 from scipy.linalg.cython_blas cimport dgemm, dtrsm, dtrmm, sgemm, ssyrk
 
 from skylite.sketch._transform cimport BlockTransform, Rows, rows_of, rows_range, TILE_ROWS
+from skylite._native.bf16 cimport sky_bf16_round, sky_bf16_store, sky_bf16_load
 
 cnp.import_array()
 
@@ -136,9 +145,13 @@ cdef class ColumnBlocks:
     single : bool
         Blocks in float32 (transform, cache and products); the solver state stays float64.
     cache_z, cache_params : sequences of bool, one per block
-        Keep Z_ij (n_i x s_j, in the transform's precision) / keep the map parameters.
+        Keep Z_ij (n_i x s_j, in the transform's precision, or bfloat16) / keep the map
+        parameters.
     scale : float
         The sweeps work with c Z_ij instead of Z_ij (the engine's preconditioning).
+    bfloat16 : bool
+        Round the (float32) features to bfloat16 and cache Z_ij in 16 bits (module
+        docstring).
     """
 
     def __cinit__(self):
@@ -147,12 +160,16 @@ cdef class ColumnBlocks:
         self.params = NULL
 
     def __init__(self, BlockTransform transform_op, X, bint single, cache_z, cache_params,
-                 double scale=1.0):
+                 double scale=1.0, bint bfloat16=False):
         cdef Py_ssize_t j, s_j
+        if bfloat16 and not single:
+            raise ValueError("bfloat16 features need float32 blocks (single=True)")
         self.T = transform_op
         self.keep = []
         self.rows = rows_of(X, self.keep)
         self.single = single
+        self.bfloat16 = bfloat16
+        self.zitem = 2 if bfloat16 else (4 if single else 8)
         self.scale = scale
         self.n_rows = self.rows.n_rows
         self.n_blocks = transform_op.n_blocks
@@ -170,13 +187,14 @@ cdef class ColumnBlocks:
         self.arrays = []
         self.z_arrays = {}
         zdtype = np.float32 if single else np.float64
+        cdtype = np.uint16 if bfloat16 else zdtype
         for j in range(self.n_blocks):
             s_j = self.offsets[j + 1] - self.offsets[j]
             self.woodbury[j] = self.n_rows < s_j
             k = self.n_rows if self.woodbury[j] else s_j
             self.factor[j] = self._own(np.zeros((k, k)))
             if cache_z[j]:
-                self.z_arrays[j] = np.empty((self.n_rows, s_j), dtype=zdtype)
+                self.z_arrays[j] = np.empty((self.n_rows, s_j), dtype=cdtype)
                 self.zcache[j] = self._own(self.z_arrays[j])
             elif cache_params[j]:
                 self.params[j] = self._own(transform_op.block_params(j, zdtype))
@@ -207,7 +225,9 @@ cdef class ColumnBlocks:
             raise ValueError(f"scale must be > 0, got {scale}")
         ratio = scale / self.scale
         for j, Z in self.z_arrays.items():
-            if self.z_filled[j]:
+            if self.z_filled[j] and self.bfloat16:
+                Z[...] = _bfloat16_scaled(Z, ratio)
+            elif self.z_filled[j]:
                 Z *= Z.dtype.type(ratio)
         for j in range(self.n_blocks):
             self.factored[j] = 0
@@ -242,6 +262,8 @@ cdef class ColumnBlocks:
                     for r in range(b - a):
                         for e in range(s):
                             z32[r * ld + e] = <float> (self.scale * z32[r * ld + e])
+                if self.bfloat16:
+                    sky_bf16_round(b - a, s, z32, ld)
             else:
                 z64 = <double *> out + (a - first) * ld
                 self.T.apply_f64(j, <const double *> params, &tile, z64, ld, sc.work)
@@ -250,6 +272,25 @@ cdef class ColumnBlocks:
                         for e in range(s):
                             z64[r * ld + e] *= self.scale
             a = b
+
+    cdef void *_cache_rows(self, Py_ssize_t j, Py_ssize_t first) noexcept nogil:
+        """Where row `first` of block j's Z cache starts."""
+        return <char *> self.zcache[j] + first * (self.offsets[j + 1] - self.offsets[j]) \
+            * self.zitem
+
+    cdef void _load16(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t stop, float *out,
+                      Py_ssize_t ld) noexcept nogil:
+        """Rows first:stop of block j's bfloat16 cache, as float32, into `out` (leading
+        dimension ld)."""
+        sky_bf16_load(stop - first, self.offsets[j + 1] - self.offsets[j],
+                      <const uint16_t *> self._cache_rows(j, first), out, ld)
+
+    cdef void _store16(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t stop,
+                       const float *src, Py_ssize_t ld) noexcept nogil:
+        """Rows first:stop of block j (float32 values already rounded to bfloat16, leading
+        dimension ld) into its bfloat16 cache."""
+        sky_bf16_store(stop - first, self.offsets[j + 1] - self.offsets[j], src, ld,
+                       <uint16_t *> self._cache_rows(j, first))
 
     cdef void _solve_factored(self, Py_ssize_t j, const double *Wbar, const double *mu_p,
                               double *U, double *Wp, const double *p, int m, int k,
@@ -304,6 +345,23 @@ cdef class ColumnBlocks:
         # V_j^T <- V_j^T L^-T, the first half of _solve_factored's solve
         dtrsm(b'R', b'L', b'T', b'N', &m, &s, &one, <double *> self.factor[j], &s,
               V + off * m, &m)
+
+
+def bfloat16_round(float[:, ::1] a):
+    """Round the float32 matrix `a` to the nearest bfloat16 in place, ties to even (NaN
+    stays NaN): the rounding of every feature block with bfloat16 caches."""
+    if a.shape[0] and a.shape[1]:
+        with nogil:
+            sky_bf16_round(a.shape[0], a.shape[1], &a[0, 0], a.shape[1])
+
+
+def _bfloat16_scaled(Z, double ratio):
+    """The bfloat16 matrix Z (uint16 bits) times `ratio`, computed in float32 and rounded
+    to the nearest bfloat16 (`bfloat16_round`)."""
+    values = np.ascontiguousarray((Z.astype(np.uint32) << 16).view(np.float32)
+                                  * np.float32(ratio))
+    bfloat16_round(values)
+    return (values.view(np.uint32) >> 16).astype(np.uint16)
 
 
 cdef void add_zt_b(const void *Z, bint f32, const double *B, double *p, Py_ssize_t first,

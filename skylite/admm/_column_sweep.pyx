@@ -83,7 +83,7 @@ cdef class ColumnSweep(ColumnBlocks):
         if not 0.0 < relax < 2.0:
             raise ValueError(f"the relaxation must lie in (0, 2), got {relax}")
         for j in range(C):
-            any_regenerated |= self.zcache[j] == NULL
+            any_regenerated |= self.zcache[j] == NULL or self.bfloat16
         cdef Lengths L = thread_lengths(self.T, n, m, k, self.single,
                                         ALL_PARTS | (PART_Z if any_regenerated else 0))
         cdef Buffers buffers
@@ -209,18 +209,24 @@ cdef class ColumnSweep(ColumnBlocks):
     cdef void *_z_block(self, Py_ssize_t j, Scratch *sc, const double *B, Py_ssize_t k_,
                         bint *fused) noexcept nogil:
         """Z_ij (already multiplied by `scale`) in the transform's precision: the cached
-        block, or T[X_i, j] regenerated tile by tile into the cache (if so planned) or the
-        thread's buffer.  While a regenerated tile is still in cache, P += Z_tile^T B_tile is
-        accumulated (*fused set), which saves a pass over Z; that time goes to T_PRODUCTS."""
+        block (a bfloat16 one decoded into the thread's buffer), or T[X_i, j] regenerated
+        tile by tile into the cache (if so planned; bfloat16 caches take each tile's 16 bits
+        from the thread's buffer) or the thread's buffer.  While a regenerated tile is still
+        in cache, P += Z_tile^T B_tile is accumulated (*fused set), which saves a pass over
+        Z; that time goes to T_PRODUCTS."""
         cdef Py_ssize_t s = self.offsets[j + 1] - self.offsets[j], n = self.n_rows
         cdef Py_ssize_t t, first, stop, n_tiles = (n + TILE_ROWS - 1) // TILE_ROWS
         cdef Py_ssize_t zsize = 4 if self.single else 8
         cdef bint f32 = self.single and not self.woodbury[j]
+        cdef bint cached = self.zcache[j] != NULL
         cdef void *params = self.params[j] if self.params[j] != NULL else <void *> sc.params
-        cdef void *dest = self.zcache[j] if self.zcache[j] != NULL else sc.z
+        cdef void *dest = self.zcache[j] if (cached and not self.bfloat16) else sc.z
         cdef double tick
         fused[0] = False
-        if self.zcache[j] != NULL and self.z_filled[j]:
+        if cached and self.z_filled[j]:
+            if self.bfloat16:
+                self._load16(j, 0, n, <float *> sc.z, s)
+                return sc.z
             return self.zcache[j]
         if self.params[j] == NULL:
             if self.single:
@@ -232,13 +238,15 @@ cdef class ColumnSweep(ColumnBlocks):
             first = t * TILE_ROWS
             stop = min(n, first + TILE_ROWS)
             self._generate(j, params, first, stop, <char *> dest + first * s * zsize, s, sc)
+            if cached and self.bfloat16:
+                self._store16(j, first, stop, <float *> dest + first * s, s)
             if fused[0]:
                 tick = omp_get_wtime()
                 add_zt_b(dest, f32, B, sc.p, first, stop, <int> s, <int> k_, sc)
                 tick = omp_get_wtime() - tick
                 sc.clock[<int> T_PRODUCTS] += tick
                 sc.clock[<int> T_TRANSFORM] -= tick      # the caller times the whole call
-        if self.zcache[j] != NULL:
+        if cached:
             self.z_filled[j] = 1
         return dest
 

@@ -42,7 +42,7 @@ cdef int ROW_PASS_PARTS = PART_WORK
 ctypedef struct RowPass:
     # The buffers of one pass over the rows, shared by the threads (each block writes its
     # own part of them).
-    char *tile          # ROW_TILE x s: a tile of every uncached block
+    char *tile          # a ROW_TILE x s_j tile of every uncached block, one after another
     double *slots       # C x ROW_TILE x m: each block's Z_tj W'_j
     double *bt          # ROW_TILE x k: B_t
     float *b32          # ROW_TILE x k: B_t in float32
@@ -149,13 +149,18 @@ cdef class RowSweep(ColumnBlocks):
             stop = min(n, first + FACTOR_ROWS)
             rows = <int> (stop - first)
             start = omp_get_wtime()
-            if cached:
-                Z = <char *> self.zcache[j] + first * s * (4 if self.single else 8)
+            if cached and not self.bfloat16:
+                Z = self._cache_rows(j, first)
                 if not self.z_filled[j]:
                     self._generate(j, params, first, stop, Z, s, sc)
+            elif cached and self.z_filled[j]:
+                Z = sc.z
+                self._load16(j, first, stop, <float *> Z, s)
             else:
                 Z = sc.z
                 self._generate(j, params, first, stop, Z, s, sc)
+                if cached:
+                    self._store16(j, first, stop, <float *> Z, s)
             sc.clock[<int> T_TRANSFORM] += omp_get_wtime() - start
             start = omp_get_wtime()
             if factor:
@@ -284,20 +289,22 @@ cdef class RowSweep(ColumnBlocks):
 
     cdef void *_tile_z(self, Py_ssize_t j, Py_ssize_t first, RowPass *rp,
                        int *ld) noexcept nogil:
-        """Where rows first:first+ROW_TILE of block j are: in its cache (ld s_j) or at its
-        columns of the shared tile (ld s)."""
+        """Where rows first:first+ROW_TILE of block j are: in its cache, or in its part of
+        the shared tile (regenerated, or decoded from a bfloat16 cache); ld s_j either way.
+        The tile holds each block's ROW_TILE x s_j rows contiguously: with the blocks side by
+        side (ld s), rows 64 KiB apart at s = 16384 fall into the same cache sets and the
+        products run about a third slower."""
         cdef Py_ssize_t off = self.offsets[j], s = self.offsets[j + 1] - off
-        if self.zcache[j] != NULL:
-            ld[0] = <int> s
-            return <char *> self.zcache[j] + first * s * (4 if self.single else 8)
-        ld[0] = <int> self.T.n_features
-        return rp.tile + off * (4 if self.single else 8)
+        ld[0] = <int> s
+        if self.zcache[j] != NULL and not self.bfloat16:
+            return self._cache_rows(j, first)
+        return rp.tile + off * ROW_TILE * (4 if self.single else 8)
 
     cdef void _tile_outputs(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t rows_,
                             const double *Wp, Py_ssize_t m_, RowPass *rp,
                             Scratch *sc) noexcept nogil:
-        """The first half of a tile for block j: Z_tj (regenerated unless cached) and its
-        slot Z_tj W'_j (rows x m, float64)."""
+        """The first half of a tile for block j: Z_tj (regenerated unless cached, decoded if
+        cached in bfloat16) and its slot Z_tj W'_j (rows x m, float64)."""
         cdef Py_ssize_t off = self.offsets[j], a
         cdef int s = <int> (self.offsets[j + 1] - off), m = <int> m_, rows = <int> rows_, ld
         cdef double one = 1.0, zero = 0.0
@@ -308,6 +315,8 @@ cdef class RowSweep(ColumnBlocks):
         cdef void *Z = self._tile_z(j, first, rp, &ld)
         if self.zcache[j] == NULL:
             self._generate(j, self.params[j], first, first + rows, Z, ld, sc)
+        elif self.bfloat16:
+            self._load16(j, first, first + rows, <float *> Z, ld)
         sc.clock[<int> T_TRANSFORM] += omp_get_wtime() - start
         start = omp_get_wtime()
         if self.single:

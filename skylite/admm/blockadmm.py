@@ -39,7 +39,7 @@ from .acceleration import AndersonAcceleration
 from .driver import ConvergenceWarning, Driver, Method
 from .iteration import (ConvergenceError, Iteration, RowData, State, balanced_rho,
                         preconditioning, residuals)
-from .memory import WideInputWarning, plan_run
+from .memory import WideInputWarning, agreed_cache_precision, plan_run
 from .settings import EngineSettings
 from .starts import start_at_model
 
@@ -112,6 +112,9 @@ class ADMM(Method):
     def setup(self, X, Y, n, n_row_blocks_total, dist):
         """Validate the targets for the loss and allocate the state and the column blocks
         by the memory plan (`plan`); n is the global number of rows (the scale c uses it)."""
+        # first, before anything can fail (a collective under MPI)
+        self.cache_precision_ = agreed_cache_precision(self._plan, self.settings, dist)
+        bfloat16 = self.cache_precision_ == "bfloat16"
         self.loss.check_targets(Y)
         op = self.feature_map.transform_op_
         single = self.settings.precision == "float32"
@@ -119,14 +122,15 @@ class ADMM(Method):
         X = X.astype(np.float32 if single else np.float64, copy=False)
         self.n_rows_, self.n_row_blocks_total_ = n, n_row_blocks_total
         self.scale_, self._kappa2 = preconditioning(self.settings.alpha, n, self.loss)
-        caches = self._plan.caches(op, single)
+        caches = self._plan.caches(op, single, self.cache_precision_)
         self.rows_ = []
         for (start, stop), plan in zip(ranges, caches):
             rows = X[start:stop]          # X is validated; a CSR slice needs its index dtypes
             if sp.issparse(rows):
                 rows = with_native_index_dtypes(rows)
             sweep = RowSweep if self.row_sweep_ else ColumnSweep
-            columns = sweep(op, rows, single, plan.cache_z, plan.cache_params, self.scale_)
+            columns = sweep(op, rows, single, plan.cache_z, plan.cache_params, self.scale_,
+                            bfloat16=bfloat16)
             self.rows_.append(RowData(rows, Y[start:stop], columns))
         self.cache_plan = plan      # every row block gets the same share of the budget
         self.memory_estimate = self.memory_footprint_.total + plan.used * len(ranges)
@@ -209,7 +213,8 @@ class ADMM(Method):
                 f"rows per row block <= {max(b - a for a, b in self._plan.ranges):,}; "
                 f"memory {self.memory_footprint_.describe()} + caches "
                 f"{format_bytes(self.memory_estimate - self.memory_footprint_.total)}"
-                f" (Z blocks {self.cache_plan.n_z_cached}/{op.n_blocks}, parameters "
+                f" (Z blocks {self.cache_plan.n_z_cached}/{op.n_blocks} in "
+                f"{self.cache_precision_}, parameters "
                 f"{self.cache_plan.n_params_cached}/{op.n_blocks})")
 
     def checkpoint_meta(self):
@@ -338,7 +343,8 @@ class ADMM(Method):
 
     def result_details(self):
         return {"n_row_blocks": self.n_row_blocks_,
-                "sweep": "rows" if self.row_sweep_ else "columns", "rho": self.rho}
+                "sweep": "rows" if self.row_sweep_ else "columns", "rho": self.rho,
+                "cache_precision": self.cache_precision_}
 
 
 class BlockADMM:

@@ -29,6 +29,10 @@ working memory first, with the rows split into as many row blocks as it takes to
 caches in what is left, whole Z blocks first (a cached block skips the transform), then the
 map parameters of the remaining blocks.  None takes half the available memory; 0 caches
 nothing.  The machine's available memory is probed in `skylite._machine`.
+
+A cached Z block takes n_i s_j values of `cache_precision` (`CACHE_ITEM_BYTES`): the
+transform's precision, or bfloat16 (2 bytes, with float32 blocks), which "auto" takes when it
+caches more blocks (`cache_precision_for`).
 """
 from dataclasses import dataclass, field
 
@@ -42,6 +46,8 @@ from ._column_sweep import sweep_buffer_bytes
 from ._row_sweep import row_sweep_buffer_bytes
 
 FLOAT64 = 8
+#: bytes per value of a cached Z block, by cache precision
+CACHE_ITEM_BYTES = {"float64": 8, "float32": 4, "bfloat16": 2}
 
 
 def paper_estimate_bytes(n, d, m, s, R, C, t):
@@ -81,16 +87,18 @@ class CachePlan:
         return sum(self.cache_params)
 
 
-def plan_cache(block_sizes, param_sizes, n_rows, budget, single):
+def plan_cache(block_sizes, param_sizes, n_rows, budget, single, z_item=None):
     """Spend `budget` bytes: Z blocks (n_rows x s_j) in order, then parameters of the rest.
 
-    single: Z and parameters are float32 (4 bytes) instead of float64.
+    single: Z and parameters are float32 (4 bytes) instead of float64; z_item: bytes per
+    value of a cached Z block, if not those (2 for bfloat16).
     """
     item = 4 if single else 8
+    z_item = item if z_item is None else z_item
     plan = CachePlan(budget=int(budget))
     left = int(budget)
     for s_j in block_sizes:
-        need = n_rows * s_j * item
+        need = n_rows * s_j * z_item
         plan.cache_z.append(need <= left)
         if need <= left:
             left -= need
@@ -200,32 +208,36 @@ def row_ranges(n, R):
 @dataclass
 class RunPlan:
     """What `plan_run` decided for one process: the sweep (`row_sweep`), the row blocks
-    (`ranges`, (start, stop) each), their working memory (`footprint`) and the bytes left
-    for caches (`cache_budget`)."""
+    (`ranges`, (start, stop) each), their working memory (`footprint`), the bytes left
+    for caches (`cache_budget`) and the precision of cached Z blocks this process would
+    take (`cache_precision`; the ranks of an MPI run then agree on one)."""
     row_sweep: bool
     ranges: list
     footprint: Footprint
     cache_budget: int
+    cache_precision: str = "float64"
 
     @property
     def block_rows(self):
         """n_i of each row block."""
         return [int(b - a) for a, b in self.ranges]
 
-    def caches(self, op, single):
-        """The CachePlan of each row block, an equal share of `cache_budget` each.  With the
-        row sweep every block's parameters are in the working memory already: only Z blocks
-        are cached, and the parameters of the others are kept."""
+    def caches(self, op, single, cache_precision=None):
+        """The CachePlan of each row block, an equal share of `cache_budget` each, with Z
+        blocks in `cache_precision` (None: `self.cache_precision`).  With the row sweep every
+        block's parameters are in the working memory already: only Z blocks are cached, and
+        the parameters of the others are kept."""
         sizes = list(np.diff(op.block_offsets))
         share = self.cache_budget // len(self.ranges)
+        z_item = CACHE_ITEM_BYTES[cache_precision or self.cache_precision]
         plans = []
         for n_i in self.block_rows:
             if self.row_sweep:
-                plan = plan_cache(sizes, [0] * op.n_blocks, n_i, share, single)
+                plan = plan_cache(sizes, [0] * op.n_blocks, n_i, share, single, z_item)
                 plan.cache_params = [not z for z in plan.cache_z]
             else:
                 plan = plan_cache(sizes, [op.n_params(j) for j in range(op.n_blocks)], n_i,
-                                  share, single)
+                                  share, single, z_item)
             plans.append(plan)
         return plans
 
@@ -303,8 +315,33 @@ def plan_run(feature_map, regularizer, settings, n_threads, X, m, available):
             f"(docs/choosing_parameters.md, n_blocks and memory_budget)")
     cache_budget = (0 if settings.memory_budget == 0 else
                     max(0, min(budget, available) - plan.total))
-    return (RunPlan(row_sweep, ranges, plan, cache_budget),
-            wide_input_message(plan, feature_map))
+    run_plan = RunPlan(row_sweep, ranges, plan, cache_budget)
+    run_plan.cache_precision = cache_precision_for(settings, run_plan, op)
+    return run_plan, wide_input_message(plan, feature_map)
+
+
+def cache_precision_for(settings, run_plan, op):
+    """The precision of cached Z blocks under `run_plan`: settings.cache_precision unless
+    "auto"; "auto" takes bfloat16 when the blocks are float32 and bfloat16 caches more of
+    them within the cache budget, else the blocks' own precision (nothing is rounded)."""
+    single = settings.precision == "float32"
+    if settings.cache_precision != "auto":
+        return settings.cache_precision
+    if not single:
+        return "float64"
+    cached = {p: sum(plan.n_z_cached for plan in run_plan.caches(op, single, p))
+              for p in ("float32", "bfloat16")}
+    return "bfloat16" if cached["bfloat16"] > cached["float32"] else "float32"
+
+
+def agreed_cache_precision(run_plan, settings, dist):
+    """The cache precision of every rank: `run_plan`'s, except that with "auto" the ranks
+    take bfloat16 if any rank's plan does, so that every rank rounds the same features.
+    Collective under MPI (`dist`): call it before anything that can fail on one rank."""
+    bfloat16 = run_plan.cache_precision == "bfloat16"
+    if settings.cache_precision == "auto" and not dist.serial:
+        bfloat16 = dist.sum_to_all([float(bfloat16)])[0] > 0
+    return "bfloat16" if bfloat16 else run_plan.cache_precision
 
 
 def _column_sweep_row_blocks(need, n, budget, n_row_blocks):

@@ -131,6 +131,15 @@ change (docs/choosing_parameters.md).""")
     precision: str = _option("float64", ("float64", "float32"), """\
 Precision of the feature blocks (transform, cache, products with Z); float32 halves
 their cost and size.  The solver state stays float64.""", checkpointed=True)
+    cache_precision: str = _option("auto", ("auto", "float64", "float32", "bfloat16"), """\
+Storage of the cached feature blocks Z_j.  "bfloat16" (with precision="float32"): 16 bits
+per value, half of float32, so twice as many blocks fit the memory budget and a cached
+iteration reads half the bytes; the features are then rounded to bfloat16 (relative
+rounding <= 2^-9) wherever they are used, cached or regenerated, with float32 products, so
+the model does not depend on which blocks are cached.  "float32", "float64": the
+precision's own (they must equal `precision`).  "auto": bfloat16 when the blocks are float32
+and bfloat16 caches more of them within the memory budget, else the precision's own.""",
+                                 checkpointed=True)
     adapt_rho: bool = _option(True, bool, """\
 Residual balancing of rho every 10 iterations.""", collective=True)
     verbose: bool = _option(False, bool, """\
@@ -147,6 +156,13 @@ Iterations between checkpoints.""", collective=True, driver=True)
     def __post_init__(self):
         for f in fields(self):
             object.__setattr__(self, f.name, _checked(f, getattr(self, f.name)))
+        cache = self.cache_precision
+        if cache not in ("auto", self.precision) and not (
+                cache == "bfloat16" and self.precision == "float32"):
+            need = "float32" if cache == "bfloat16" else cache
+            raise ValueError(f"cache_precision={cache!r} needs precision={need!r} (the cache "
+                             f"stores the transform's blocks), got precision="
+                             f"{self.precision!r}")
 
     # ---- reading the declarations ----
 

@@ -454,6 +454,27 @@ def search():
     return out
 
 
+def cache_precision():
+    """Rank 0's memory budget holds its Z blocks in bfloat16 only, rank 1's in float32:
+    with cache_precision="auto" both ranks take bfloat16 (the same rounded features), and
+    the model is the one every rank gets when bfloat16 is asked for."""
+    X, y = data()
+    part = my_slice(len(X))
+    fmap = GaussianRFF(320, sigma=0.6, n_blocks=5, random_state=0).fit(X)
+    hinge = get_loss("hinge")
+    Y, _ = code_labels(y, hinge)
+    kw = dict(max_iter=30, tol=1e-14, precision="float32", comm=comm)
+    working = engine(fmap, hinge, 1e-3, memory_budget=0, **kw).fit(
+        X[part], Y[part]).memory_footprint_.total
+    rows = Y[part].shape[0]
+    budget = working + 5 * rows * 64 * 2 + 100 if rank == 0 else 10**9
+    auto = engine(fmap, hinge, 1e-3, memory_budget=budget, **kw).fit(X[part], Y[part])
+    asked = engine(fmap, hinge, 1e-3, cache_precision="bfloat16", **kw).fit(X[part], Y[part])
+    return {"cache_precision": auto.cache_precision_, "cached": int(auto.cache_plan.n_z_cached),
+            "coef_same": same_on_all_ranks(auto.coef_),
+            "equals_asked": bool(np.array_equal(auto.coef_, asked.coef_))}
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     args = sys.argv[2:]
