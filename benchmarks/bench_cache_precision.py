@@ -70,8 +70,8 @@ def main():
         print(f"  {name}: fit {r['fit']:.1f} s, phases "
               + ", ".join(f"{k} {v:.1f}" for k, v in r["phases"].items()), flush=True)
     ref = results.get("float32")
-    print(f"\n| contender | cache | first iteration (s) | later iteration (s) | / float32 "
-          f"| objective / float32's - 1 | memory (GiB) | test accuracy |")
+    print("\n| contender | cache | first iteration (s) | later iteration (s) | / float32 "
+          "| objective / float32's - 1 | memory (GiB) | test accuracy |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for name, r in results.items():
         ratio = f"{r['iteration'] / ref['iteration']:.2f}" if ref else "-"
