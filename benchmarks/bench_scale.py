@@ -62,8 +62,7 @@ BLOCKS = 16
 NYSTROEM_FEATURES, NYSTROEM_BLOCKS, NYSTROEM_BUDGET = 4096, 8, 16 * 2**30
 CONTENDERS = ("skylite", "skylite-nystroem", "svc", "svc-pairs", "rbf-sgd")
 LABELS = {"skylite": "skylite KernelSVC (Fastfood, s=16384, early stopping)",
-          "skylite-nystroem": "skylite KernelSVC (Nystroem, s=4096, bfloat16 cache, early "
-                              "stopping)",
+          "skylite-nystroem": "skylite KernelSVC (Nystroem, s=4096, early stopping)",
           "svc": "exact SVC (libsvm, C=10)",
           "svc-pairs": "exact SVC, its 45 one-vs-one problems in 2 processes",
           "rbf-sgd": "RBFSampler (s=8192) + SGDClassifier"}
