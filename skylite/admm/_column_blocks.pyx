@@ -226,7 +226,7 @@ cdef class ColumnBlocks:
         ratio = scale / self.scale
         for j, Z in self.z_arrays.items():
             if self.z_filled[j] and self.bfloat16:
-                Z[...] = _bfloat16_scaled(Z, ratio)
+                _scale_bfloat16(Z, ratio)
             elif self.z_filled[j]:
                 Z *= Z.dtype.type(ratio)
         for j in range(self.n_blocks):
@@ -355,13 +355,18 @@ def bfloat16_round(float[:, ::1] a):
             sky_bf16_round(a.shape[0], a.shape[1], &a[0, 0], a.shape[1])
 
 
-def _bfloat16_scaled(Z, double ratio):
-    """The bfloat16 matrix Z (uint16 bits) times `ratio`, computed in float32 and rounded
-    to the nearest bfloat16 (`bfloat16_round`)."""
-    values = np.ascontiguousarray((Z.astype(np.uint32) << 16).view(np.float32)
-                                  * np.float32(ratio))
-    bfloat16_round(values)
-    return (values.view(np.uint32) >> 16).astype(np.uint16)
+def _scale_bfloat16(Z, double ratio, Py_ssize_t rows=FACTOR_ROWS):
+    """Z (the uint16 bits of a bfloat16 matrix) <- Z times `ratio`, computed in float32 and
+    rounded to the nearest bfloat16 (`bfloat16_round`), in place and `rows` rows at a time:
+    the float32 copy of those rows is the only temporary (the memory plan counts none, as
+    for a float32 cache scaled in place)."""
+    cdef Py_ssize_t start
+    for start in range(0, Z.shape[0], rows):
+        part = Z[start:start + rows]
+        values = (part.astype(np.uint32) << 16).view(np.float32)
+        values *= np.float32(ratio)
+        bfloat16_round(values)
+        part[...] = values.view(np.uint32) >> 16
 
 
 cdef void add_zt_b(const void *Z, bint f32, const double *B, double *p, Py_ssize_t first,
