@@ -54,6 +54,8 @@ def test_ranks_agree_on_a_bfloat16_cache_when_any_rank_needs_it(mpiexec):
     assert [r["cache_precision"] for r in results.values()] == ["bfloat16", "bfloat16"]
     assert [r["cached"] for r in results.values()] == [5, 5]
     assert all(r["coef_same"] and r["equals_asked"] for r in results.values())
+    for r in results.values():
+        assert "the ranks were given different cache_precision" in r["mixed"]
 
 
 def test_two_ranks_repeat_the_simulated_row_blocks_and_reach_the_serial_optimum(mpiexec):

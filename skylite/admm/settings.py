@@ -139,7 +139,7 @@ rounding <= 2^-9) wherever they are used, cached or regenerated, with float32 pr
 the model does not depend on which blocks are cached.  "float32", "float64": the
 precision's own (they must equal `precision`).  "auto": bfloat16 when the blocks are float32
 and bfloat16 caches more of them within the memory budget, else the precision's own.""",
-                                 checkpointed=True)
+                                 collective=True, checkpointed=True)
     adapt_rho: bool = _option(True, bool, """\
 Residual balancing of rho every 10 iterations.""", collective=True)
     verbose: bool = _option(False, bool, """\

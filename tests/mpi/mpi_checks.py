@@ -470,9 +470,17 @@ def cache_precision():
     budget = working + 5 * rows * 64 * 2 + 100 if rank == 0 else 10**9
     auto = engine(fmap, hinge, 1e-3, memory_budget=budget, **kw).fit(X[part], Y[part])
     asked = engine(fmap, hinge, 1e-3, cache_precision="bfloat16", **kw).fit(X[part], Y[part])
+    # "auto" on one rank takes part in the agreement, an explicit value on the other does
+    # not: refused on both before the setup, not a hang
+    try:
+        engine(fmap, hinge, 1e-3, cache_precision="auto" if rank == 0 else "bfloat16",
+               **kw).fit(X[part], Y[part])
+        mixed = "fitted"
+    except ValueError as exc:
+        mixed = str(exc)
     return {"cache_precision": auto.cache_precision_, "cached": int(auto.cache_plan.n_z_cached),
             "coef_same": same_on_all_ranks(auto.coef_),
-            "equals_asked": bool(np.array_equal(auto.coef_, asked.coef_))}
+            "equals_asked": bool(np.array_equal(auto.coef_, asked.coef_)), "mixed": mixed}
 
 
 if __name__ == "__main__":
