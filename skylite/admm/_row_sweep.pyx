@@ -9,13 +9,14 @@ why that is the same step as the column sweep's; the factors, caches and precisi
 the block store's (`skylite.admm._column_blocks`).
 """
 cimport numpy as cnp
-from cython.parallel cimport prange, threadid
+from cython.parallel cimport parallel, prange, threadid
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
-from openmp cimport omp_get_wtime
+from openmp cimport omp_get_num_threads, omp_get_wtime
 from scipy.linalg.cython_blas cimport dgemm, dsyrk, sgemm
 from scipy.linalg.cython_lapack cimport dpotrf
 
+from skylite._native.omp cimport sky_omp_barrier
 from skylite.sketch._transform cimport BlockTransform, TILE_ROWS
 from skylite.admm._column_blocks cimport (
     ColumnBlocks, Scratch, Lengths, Buffers, thread_lengths, carve, release, add_zt_b,
@@ -43,9 +44,9 @@ ctypedef struct RowPass:
     # The buffers of one pass over the rows, shared by the threads (each block writes its
     # own part of them).
     char *tile          # a ROW_TILE x s_j tile of every uncached block, one after another
-    double *slots       # C x ROW_TILE x m: each block's Z_tj W'_j
-    double *bt          # ROW_TILE x k: B_t
-    float *b32          # ROW_TILE x k: B_t in float32
+    double *slots       # 2 x C x ROW_TILE x m: each block's Z_tj W'_j, by tile parity
+    double *bt          # T x ROW_TILE x k: each thread's B_t
+    float *b32          # T x ROW_TILE x k: each thread's B_t in float32
     float *w32          # s x m: W' in float32
     float *p32          # s x k: each block's Z_tj^T B_t in float32
     float *o32          # C x ROW_TILE x m: each block's Z_tj W'_j in float32
@@ -60,14 +61,15 @@ def row_sweep_buffer_bytes(BlockTransform transform_op, Py_ssize_t n_rows, Py_ss
     cdef Py_ssize_t chunk = min(n_rows, <Py_ssize_t> FACTOR_ROWS)
     cdef Lengths F = thread_lengths(transform_op, chunk, 0, k, single, FACTOR_PARTS)
     cdef Lengths R = thread_lengths(transform_op, ROW_TILE, m, k, single, ROW_PASS_PARTS)
-    cdef Py_ssize_t params = 0
+    cdef Py_ssize_t params = 0, team = min(<Py_ssize_t> n_threads, C)
     for j in range(C):
         params += transform_op.param_size(j)
     factor_pass = {"blocks": n_threads * F.z * F.zsize,
                    "other": n_threads * (8 * F.doubles + 4 * F.floats)}
     row_pass = {"blocks": ROW_TILE * s_all * R.zsize,
-                "other": (8 * (C * ROW_TILE * m + ROW_TILE * k + n_threads * R.doubles)
-                          + 4 * (ROW_TILE * k + s_all * m + s_all * k + C * ROW_TILE * m))}
+                "other": (8 * (2 * C * ROW_TILE * m + (ROW_TILE * k + R.doubles) * team)
+                          + 4 * (ROW_TILE * k * team + s_all * m + s_all * k
+                                 + C * ROW_TILE * m))}
     return {"parameters": params * R.zsize,
             "blocks": max(factor_pass["blocks"], row_pass["blocks"]),
             "other": max(factor_pass["other"], row_pass["other"])}
@@ -222,34 +224,36 @@ cdef class RowSweep(ColumnBlocks):
             G_j <- G_j + Z_tj^T B_t                (tile order, per block)
 
         so that S = Z_i W'_i and G = Z_i^T (E + S coefs) come from one transform of each
-        tile, read while it is in cache.  Within a tile the blocks run in parallel; S sums
-        the blocks and G_j the tiles in a fixed order, so the result does not depend on the
-        thread count.  Wp: s x m; E: n_i x k; coefs: k/m values; S (written): n_i x m;
-        G (written): s x k."""
+        tile, read while it is in cache.  Block j belongs to thread j mod T for the whole
+        pass; S sums the blocks and G_j the tiles in a fixed order, so the result does not
+        depend on the thread count.  Wp: s x m; E: n_i x k; coefs: k/m values; S
+        (written): n_i x m; G (written): s x k.
+
+        The threads meet once per tile, inside one parallel region (`_sweep_tiles`): a
+        region per half-tile would wake the sleeping threads four times per tile, which
+        under passive waiting costs more than the tile's products at a million rows."""
         cdef Py_ssize_t n = self.n_rows, m = Wp.shape[1], k = E.shape[1], C = self.n_blocks
-        cdef Py_ssize_t s_all = self.T.n_features, h = k // m
-        cdef Py_ssize_t a, c, q, first, rows, jj
+        cdef Py_ssize_t s_all = self.T.n_features, h = k // m, a
         if (Wp.shape[0] != s_all or G.shape[0] != s_all or G.shape[1] != k
                 or E.shape[0] != n or S.shape[0] != n or S.shape[1] != m
                 or k not in (m, 2 * m) or coefs.shape[0] != h):
             raise ValueError("state arrays do not match the column blocks")
         self._require_row_sweep()
+        cdef int T = <int> min(<Py_ssize_t> n_threads, C)
         cdef Lengths L = thread_lengths(self.T, ROW_TILE, m, k, self.single, ROW_PASS_PARTS)
         cdef Py_ssize_t len_slots = C * ROW_TILE * m
         cdef RowPass rp
         cdef Buffers buffers
-        cdef bint carved = carve(&buffers, L, n_threads)
-        cdef double start
+        cdef bint carved = carve(&buffers, L, T)
         rp.tile = <char *> malloc(ROW_TILE * s_all * L.zsize)
-        rp.slots = <double *> malloc(len_slots * sizeof(double))
-        rp.bt = <double *> malloc(ROW_TILE * k * sizeof(double))
-        rp.b32 = <float *> malloc((ROW_TILE * k + s_all * m + s_all * k + len_slots)
+        rp.slots = <double *> malloc((2 * len_slots + T * ROW_TILE * k) * sizeof(double))
+        rp.b32 = <float *> malloc((T * ROW_TILE * k + s_all * m + s_all * k + len_slots)
                                   * sizeof(float))
         try:
-            if (not carved or rp.tile == NULL or rp.slots == NULL or rp.bt == NULL
-                    or rp.b32 == NULL):
+            if not carved or rp.tile == NULL or rp.slots == NULL or rp.b32 == NULL:
                 raise MemoryError("could not allocate the row sweep's buffers")
-            rp.w32 = rp.b32 + ROW_TILE * k
+            rp.bt = rp.slots + 2 * len_slots
+            rp.w32 = rp.b32 + T * ROW_TILE * k
             rp.p32 = rp.w32 + s_all * m
             rp.o32 = rp.p32 + s_all * k
             if self.single:
@@ -257,35 +261,72 @@ cdef class RowSweep(ColumnBlocks):
                     rp.w32[a] = <float> Wp[a // m, a % m]
             G[...] = 0.0
             with nogil:
-                first = 0
-                while first < n:
-                    rows = min(<Py_ssize_t> ROW_TILE, n - first)
-                    for jj in prange(C, schedule='static', chunksize=1,
-                                     num_threads=min(n_threads, C)):
-                        self._tile_outputs(jj, first, rows, &Wp[0, 0], m, &rp,
-                                           &buffers.scratch[threadid()])
-                    # S_t and B_t (serial: ROW_TILE x m x C additions)
-                    start = omp_get_wtime()
-                    for a in range(rows):
-                        for c in range(m):
-                            S[first + a, c] = 0.0
-                            for q in range(C):
-                                S[first + a, c] += rp.slots[(q * ROW_TILE + a) * m + c]
-                            for q in range(h):
-                                rp.bt[a * k + q * m + c] = (E[first + a, q * m + c]
-                                                            + coefs[q] * S[first + a, c])
-                                rp.b32[a * k + q * m + c] = <float> rp.bt[a * k + q * m + c]
-                    buffers.scratch[0].clock[<int> T_REDUCE] += omp_get_wtime() - start
-                    for jj in prange(C, schedule='static', chunksize=1,
-                                     num_threads=min(n_threads, C)):
-                        self._tile_gradient(jj, first, rows, &G[0, 0], k, &rp,
-                                            &buffers.scratch[threadid()])
-                    first += rows
-            self._add_clocks(buffers.scratch, n_threads, 0, <int> N_PHASES)
+                self._sweep_tiles(&Wp[0, 0], &E[0, 0], &coefs[0], &S[0, 0], &G[0, 0], m, k,
+                                  &rp, buffers.scratch, T)
+            self._add_clocks(buffers.scratch, T, 0, <int> N_PHASES)
         finally:
             if carved:
                 release(&buffers)
-            free(rp.tile); free(rp.slots); free(rp.bt); free(rp.b32)
+            free(rp.tile); free(rp.slots); free(rp.b32)
+
+    cdef void _sweep_tiles(self, const double *Wp, const double *E, const double *coefs,
+                           double *S, double *G, Py_ssize_t m, Py_ssize_t k, RowPass *rp,
+                           Scratch *scratch, int n_threads) noexcept nogil:
+        """`row_sweep`'s pass, in one parallel region.  Per tile, each thread makes the
+        slots Z_tj W'_j of its blocks, waits at the barrier for everyone's, sums them into
+        its own B_t (thread 0 also writes S_t), and adds Z_tj^T B_t to its blocks' G_j.
+        The slots alternate between two buffers by tile parity: a thread that has moved on
+        to tile t + 1 writes the other buffer while the rest still read tile t's, and none
+        can reach tile t + 2 before all have left tile t (the barrier of tile t + 1)."""
+        cdef Py_ssize_t n = self.n_rows, C = self.n_blocks, len_slots = C * ROW_TILE * m
+        cdef Py_ssize_t first, rows, j, parity
+        cdef int tid, team
+        cdef double *slots
+        cdef double start
+        with parallel(num_threads=n_threads):
+            tid = threadid()
+            team = omp_get_num_threads()
+            first = 0
+            parity = 0
+            while first < n:
+                rows = min(<Py_ssize_t> ROW_TILE, n - first)
+                slots = rp.slots + parity * len_slots
+                j = tid
+                while j < C:
+                    self._tile_outputs(j, first, rows, Wp, m, slots, rp, &scratch[tid])
+                    j = j + team
+                sky_omp_barrier()
+                start = omp_get_wtime()
+                self._tile_inputs(first, rows, E, coefs, S if tid == 0 else NULL, m, k,
+                                  slots, rp.bt + tid * ROW_TILE * k,
+                                  rp.b32 + tid * ROW_TILE * k)
+                scratch[tid].clock[<int> T_REDUCE] += omp_get_wtime() - start
+                j = tid
+                while j < C:
+                    self._tile_gradient(j, first, rows, G, k, rp.bt + tid * ROW_TILE * k,
+                                        rp.b32 + tid * ROW_TILE * k, rp, &scratch[tid])
+                    j = j + team
+                first = first + rows
+                parity = 1 - parity
+
+    cdef void _tile_inputs(self, Py_ssize_t first, Py_ssize_t rows, const double *E,
+                           const double *coefs, double *S, Py_ssize_t m, Py_ssize_t k,
+                           const double *slots, double *bt, float *b32) noexcept nogil:
+        """S_t = sum_j slot_j (blocks in order; written only if S is not NULL) and
+        B_t = E_t + [coefs[0] S_t | ...], in float64 and float32: ROW_TILE x m x C
+        additions, which every thread does for itself rather than wait for one."""
+        cdef Py_ssize_t a, c, q, h = k // m, C = self.n_blocks
+        cdef double total
+        for a in range(rows):
+            for c in range(m):
+                total = 0.0
+                for q in range(C):
+                    total = total + slots[(q * ROW_TILE + a) * m + c]
+                if S != NULL:
+                    S[(first + a) * m + c] = total
+                for q in range(h):
+                    bt[a * k + q * m + c] = E[(first + a) * k + q * m + c] + coefs[q] * total
+                    b32[a * k + q * m + c] = <float> bt[a * k + q * m + c]
 
     cdef void *_tile_z(self, Py_ssize_t j, Py_ssize_t first, RowPass *rp,
                        int *ld) noexcept nogil:
@@ -301,15 +342,15 @@ cdef class RowSweep(ColumnBlocks):
         return rp.tile + off * ROW_TILE * (4 if self.single else 8)
 
     cdef void _tile_outputs(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t rows_,
-                            const double *Wp, Py_ssize_t m_, RowPass *rp,
-                            Scratch *sc) noexcept nogil:
+                            const double *Wp, Py_ssize_t m_, double *slots,
+                            RowPass *rp, Scratch *sc) noexcept nogil:
         """The first half of a tile for block j: Z_tj (regenerated unless cached, decoded if
         cached in bfloat16) and its slot Z_tj W'_j (rows x m, float64)."""
         cdef Py_ssize_t off = self.offsets[j], a
         cdef int s = <int> (self.offsets[j + 1] - off), m = <int> m_, rows = <int> rows_, ld
         cdef double one = 1.0, zero = 0.0
         cdef float onef = 1.0, zerof = 0.0
-        cdef double *slot = rp.slots + j * ROW_TILE * m
+        cdef double *slot = slots + j * ROW_TILE * m
         cdef float *o32 = rp.o32 + j * ROW_TILE * m
         cdef double start = omp_get_wtime()
         cdef void *Z = self._tile_z(j, first, rp, &ld)
@@ -330,10 +371,10 @@ cdef class RowSweep(ColumnBlocks):
         sc.clock[<int> T_PRODUCTS] += omp_get_wtime() - start
 
     cdef void _tile_gradient(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t rows_,
-                             double *G, Py_ssize_t k_, RowPass *rp,
-                             Scratch *sc) noexcept nogil:
-        """The second half of a tile for block j: G_j += Z_tj^T B_t (float32 tiles: sgemm,
-        the result added in float64)."""
+                             double *G, Py_ssize_t k_, const double *bt,
+                             const float *b32, RowPass *rp, Scratch *sc) noexcept nogil:
+        """The second half of a tile for block j: G_j += Z_tj^T B_t (float32 tiles: sgemm
+        with the thread's B_t in float32, the result added in float64)."""
         cdef Py_ssize_t off = self.offsets[j], a
         cdef int s = <int> (self.offsets[j + 1] - off), k = <int> k_, rows = <int> rows_, ld
         cdef double one = 1.0
@@ -343,11 +384,11 @@ cdef class RowSweep(ColumnBlocks):
         cdef double start = omp_get_wtime()
         cdef void *Z = self._tile_z(j, first, rp, &ld)
         if self.single:
-            sgemm(b'N', b'T', &k, &s, &rows, &onef, rp.b32, &k, <float *> Z, &ld, &zerof,
+            sgemm(b'N', b'T', &k, &s, &rows, &onef, <float *> b32, &k, <float *> Z, &ld, &zerof,
                   p32, &k)
             for a in range(s * k):
                 p[a] += p32[a]
         else:
-            dgemm(b'N', b'T', &k, &s, &rows, &one, rp.bt, &k, <double *> Z, &ld,
+            dgemm(b'N', b'T', &k, &s, &rows, &one, <double *> bt, &k, <double *> Z, &ld,
                   &one, p, &k)
         sc.clock[<int> T_PRODUCTS] += omp_get_wtime() - start
