@@ -277,6 +277,9 @@ class Iteration:
         factors).  The pass then computes S = Z W' and, from the same tiles, the next
         iteration's G: step 4 makes the next B = nu + (2a/(C+1))(O - S) (and
         Dbar/(C+1) = (a/(C+1))(O - S)), so B_next = E + S coefs with E and coefs below.
+        Relaxed, G = [G1 | G2] = [Z^T(Dbar/(C+1) + nu) | Z^T Dbar/(C+1)], and the pass makes
+        only P = Z^T Dbar_next/(C+1): nu_next = nu + Dbar_next/(C+1), so Z^T nu_next =
+        G1 - G2 + P, and G_next = [G1 - G2 + 2P | P] costs m columns of Z^T B, not 2m.
         Returns the number of failed factorizations."""
         a, C, nt = self.relaxation, self.C, self.n_threads
         if not (rb.G_valid[0] and columns.factored_all):
@@ -286,12 +289,17 @@ class Iteration:
                 return failed
             rb.G_valid[0] = 1.0
         columns.solve(state.Wbar, rb.mu_p, rb.U, rb.Wp, rb.G, a, nt)
-        E = rb.nu + (2 * a / (C + 1)) * rb.O
-        coefs = [-2 * a / (C + 1)]
-        if a != 1.0:
-            E = np.hstack([E, (a / (C + 1)) * rb.O])
-            coefs.append(-a / (C + 1))
-        columns.row_sweep(rb.Wp, E, np.array(coefs), S, rb.G, nt)
+        if a == 1.0:
+            E = rb.nu + (2.0 / (C + 1)) * rb.O
+            columns.row_sweep(rb.Wp, E, np.array([-2.0 / (C + 1)]), S, rb.G, nt)
+            return 0
+        m = S.shape[1]
+        P = np.empty((rb.G.shape[0], m))
+        columns.row_sweep(rb.Wp, (a / (C + 1)) * rb.O, np.array([-a / (C + 1)]), S, P, nt)
+        G1, G2 = rb.G[:, :m], rb.G[:, m:]
+        G1 -= G2
+        G1 += 2.0 * P
+        G2[...] = P
         return 0
 
     def local_sums(self, state, rows, info):
