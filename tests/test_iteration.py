@@ -3,6 +3,9 @@ of the scaled duals when rho changes, the residuals and their tolerances, rho ba
 import numpy as np
 import pytest
 
+from hypothesis import given, settings, strategies as st
+
+from skylite.admm._exchange import SUMS, exchange_outputs
 from skylite.admm.iteration import Iteration, State, StepInfo, balanced_rho, residuals
 
 
@@ -50,9 +53,42 @@ def test_rescaling_the_duals_keeps_the_carried_products_consistent(relaxed):
             assert rb.G_valid[0] == 0.0
 
 
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(0, 9000), m=st.integers(1, 3), a=st.floats(0.1, 1.9),
+       C=st.integers(1, 20), seed=st.integers(0, 2**16))
+def test_the_native_exchange_is_step_4_and_its_sums(n, m, a, C, seed):
+    """exchange_outputs equals the update rules of step 4 written out in numpy, and its sums
+    the norms the residuals need, whatever the thread count (bitwise: fixed chunks)."""
+    rng = np.random.default_rng(seed)
+    O, S, Obar, nu, Dbar = (rng.standard_normal((n, m)) for _ in range(5))
+    D = a * (O - S)
+    want = {"Obar": a * O + (1.0 - a) * Obar - D / (C + 1), "nu": nu + D / (C + 1), "Dbar": D}
+    sq = lambda A: float(np.vdot(A, A))
+    want_sums = [sq(O - want["Obar"]), sq(want["Obar"] - Obar), sq(O), sq(want["Obar"]),
+                 sq(want["nu"])]
+    results = []
+    for threads in (1, 2):
+        arrays = {"Obar": Obar.copy(), "nu": nu.copy(), "Dbar": Dbar.copy()}
+        sums = exchange_outputs(O, S, arrays["Obar"], arrays["nu"], arrays["Dbar"], a, C,
+                                threads)
+        for name, value in want.items():
+            np.testing.assert_allclose(arrays[name], value, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(sums, want_sums, rtol=1e-10, atol=1e-12)
+        results.append((sums, arrays))
+    assert len(SUMS) == len(results[0][0])
+    assert np.array_equal(results[0][0], results[1][0])
+    assert all(np.array_equal(results[0][1][k], results[1][1][k]) for k in want)
+
+
+def test_the_native_exchange_refuses_mismatched_arrays():
+    O = np.zeros((5, 2))
+    with pytest.raises(ValueError, match="nu is 4 x 2, O is 5 x 2"):
+        exchange_outputs(O, O.copy(), O.copy(), np.zeros((4, 2)), O.copy(), 1.0, 3, 1)
+
+
 def test_residuals_from_the_reduced_sums():
     state = filled_state()
-    info = StepInfo(state.Wbar - 0.5, None)
+    info = StepInfo(state.Wbar - 0.5)
     sums = np.array([2.0, 3.0, 5.0, 7.0, 11.0, 0.0])
     assert len(sums) == len(Iteration.SUMS)
     rho, tol, R, n = 2.0, 1e-3, 2, 7

@@ -34,6 +34,7 @@ import time
 import numpy as np
 
 from ..prox import Loss, Regularizer
+from ._exchange import SUMS as EXCHANGE_SUMS, exchange_outputs
 from ._prox_kernels import loss_prox, loss_value, regularizer_prox, regularizer_value
 
 
@@ -180,13 +181,14 @@ class RowData:
 
 
 class StepInfo:
-    """What an iteration leaves for the residuals and the record: the consensus variables
-    before it (Wbar_prev, Obar_prev), the local models' outputs S_i = Z_i W'_i, the sum of
-    this rank's raw W'_i, and the seconds spent in the prox operators."""
+    """What an iteration leaves for the residuals and the record: the consensus weights
+    before it (Wbar_prev), the local models' outputs S_i = Z_i W'_i, each row block's
+    output terms of the residual sums (`exchange_outputs`), the sum of this rank's raw W'_i,
+    and the seconds spent in the prox operators."""
 
-    def __init__(self, Wbar_prev, Obar_prev):
-        self.Wbar_prev, self.Obar_prev = Wbar_prev, Obar_prev
-        self.S, self.Wp_sum, self.prox_seconds = [], None, 0.0
+    def __init__(self, Wbar_prev):
+        self.Wbar_prev = Wbar_prev
+        self.S, self.output_sums, self.Wp_sum, self.prox_seconds = [], [], None, 0.0
 
 
 class Iteration:
@@ -223,7 +225,7 @@ class Iteration:
         every rank's row blocks, given this rank's sum of relaxed W'^_i.
         """
         a, C, nt = self.relaxation, self.C, self.n_threads
-        info = StepInfo(state.Wbar.copy(), [rb.Obar.copy() for rb in state.blocks])
+        info = StepInfo(state.Wbar.copy())
         tick = time.perf_counter()
         # 1. the loss prox of every row block
         for rb, data in zip(state.blocks, rows):
@@ -254,11 +256,10 @@ class Iteration:
                                        f"rho={rho:g} may be badly scaled")
             info.S.append(S)
         # 4. the exchange of the outputs: O = S + D is shared out over the C + 1 copies
-        for rb, S, Obar_prev in zip(state.blocks, info.S, info.Obar_prev):
-            D = a * (rb.O - S)
-            rb.Obar[...] = a * rb.O + (1.0 - a) * Obar_prev - D / (C + 1)
-            rb.nu += D / (C + 1)
-            rb.Dbar[...] = D
+        # (one native pass, which also takes the output terms of the residual sums)
+        for rb, S in zip(state.blocks, info.S):
+            info.output_sums.append(exchange_outputs(rb.O, S, rb.Obar, rb.nu, rb.Dbar, a, C,
+                                                     nt))
         # 5. the consensus of the weights (every rank's row blocks)
         relaxed = lambda V: V if a == 1.0 else a * V + (1.0 - a) * info.Wbar_prev
         Wp_hat = [relaxed(rb.Wp) for rb in state.blocks]
@@ -309,15 +310,16 @@ class Iteration:
         are weighed by kappa2 (`preconditioning`), the weight duals' by 1/kappa2."""
         sq = lambda A: float(np.vdot(A, A))
         k2 = self.kappa2
-        blocks = list(zip(state.blocks, rows, info.S, info.Obar_prev))
+        out = dict(zip(EXCHANGE_SUMS, np.sum(info.output_sums, axis=0) if info.output_sums
+                       else np.zeros(len(EXCHANGE_SUMS))))
         return np.array([
-            sum(k2 * sq(rb.Wp - state.Wbar) + sq(rb.O - rb.Obar) for rb, *_ in blocks),
-            sum(sq(rb.Obar - prev) for rb, _, _, prev in blocks),
-            sum(k2 * sq(rb.Wp) + sq(rb.O) for rb, *_ in blocks),
-            sum(sq(rb.Obar) for rb, *_ in blocks),
-            sum(sq(rb.mu_p) / k2 + sq(rb.nu) for rb, *_ in blocks),
+            sum(k2 * sq(rb.Wp - state.Wbar) for rb in state.blocks) + out["primal"],
+            out["dual"],
+            sum(k2 * sq(rb.Wp) for rb in state.blocks) + out["norm_x"],
+            out["norm_z"],
+            sum(sq(rb.mu_p) / k2 for rb in state.blocks) + out["norm_dual"],
             sum(_loss_value(self.loss, S, data.Y, self.n_threads)
-                for _, data, S, _ in blocks),
+                for data, S in zip(rows, info.S)),
         ])
 
     SUMS = ("primal", "dual", "norm_x", "norm_z", "norm_dual", "loss")
