@@ -33,11 +33,13 @@ cnp.import_array()
 cdef enum:
     ROW_TILE = TILE_ROWS
 
-# Rows per float32 product with a tile.  With 10 columns, one thread, a 256 x 512 tile took
-# OpenBLAS's sgemm 70 us (Z W') and 78 us (Z^T B) in one call, 47 us and 45 us in two calls
-# of 128 rows (docs/engine.md).
+# Float32 values per product call with a tile: rows PRODUCT_FLOATS // s_j at a time (256 KiB
+# of the tile).  With 10 columns on one thread, OpenBLAS's sgemm took 70 us (Z W') and 78 us
+# (Z^T B) for a 256 x 512 tile in one call, 47 us and 45 us in calls of 128 rows; at
+# s_j = 1024 and 2048 calls of 64 and 32 rows gained as much, calls of 512 KiB nothing
+# (docs/engine.md).
 cdef enum:
-    PRODUCT_ROWS = 128
+    PRODUCT_FLOATS = 65536
 
 # The threads' buffers of each pass (`thread_lengths`): the factorization's, the solve's,
 # and the pass over the rows' (whose tiles, below, all threads share).
@@ -370,7 +372,7 @@ cdef class RowSweep(ColumnBlocks):
         if self.single:
             first_row = 0
             while first_row < rows:
-                part = min(rows - first_row, <int> PRODUCT_ROWS)
+                part = min(rows - first_row, max(1, <int> PRODUCT_FLOATS // s))
                 sgemm(b'N', b'N', &m, &part, &s, &onef, rp.w32 + off * m, &m,
                       <float *> Z + first_row * ld, &ld, &zerof, o32 + first_row * m, &m)
                 first_row += part
@@ -397,7 +399,7 @@ cdef class RowSweep(ColumnBlocks):
         if self.single:
             first_row = 0
             while first_row < rows:
-                part = min(rows - first_row, <int> PRODUCT_ROWS)
+                part = min(rows - first_row, max(1, <int> PRODUCT_FLOATS // s))
                 sgemm(b'N', b'T', &k, &s, &part, &onef, <float *> b32 + first_row * k, &k,
                       <float *> Z + first_row * ld, &ld, &zerof, p32, &k)
                 for a in range(s * k):
