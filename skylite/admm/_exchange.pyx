@@ -5,8 +5,9 @@ residual sums taken on the way.
 
 Written out in numpy, the step and the sums read and write the arrays about twenty times and
 make a dozen n_i x m temporaries (79 MB each at 990,000 rows and ten classes, every page
-faulted in afresh): 0.77 s per iteration there, against 0.016 s in one pass on two threads.  The sums are taken over fixed chunks of CHUNK_ROWS rows and the chunks added in
-order, so they do not depend on the number of threads.
+faulted in afresh): 0.77 s per iteration there, against 0.016 s in one pass on two threads.
+The sums are taken over fixed chunks of CHUNK_ROWS rows and the chunks added in order, so
+they do not depend on the number of threads.
 """
 import numpy as np
 

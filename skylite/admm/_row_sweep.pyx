@@ -41,6 +41,12 @@ cdef enum:
 cdef enum:
     PRODUCT_FLOATS = 65536
 
+
+cdef inline int rows_per_product(int s) noexcept nogil:
+    """Rows of a tile of s_j = s features per float32 product call (PRODUCT_FLOATS)."""
+    return max(1, <int> PRODUCT_FLOATS // s)
+
+
 # The threads' buffers of each pass (`thread_lengths`): the factorization's, the solve's,
 # and the pass over the rows' (whose tiles, below, all threads share).
 cdef int FACTOR_PARTS = PART_Z | PART_PARAMS | PART_WORK | PART_TILE32 | PART_GRAM32
@@ -50,7 +56,7 @@ cdef int ROW_PASS_PARTS = PART_WORK
 
 ctypedef struct RowPass:
     # The buffers of one pass over the rows, shared by the threads (each block writes its
-    # own part of them).
+    # own part of the tile and slots, each thread its own B_t).
     char *tile          # a ROW_TILE x s_j tile of every uncached block, one after another
     double *slots       # 2 x C x ROW_TILE x m: each block's Z_tj W'_j, by tile parity
     double *bt          # T x ROW_TILE x k: each thread's B_t
@@ -356,7 +362,8 @@ cdef class RowSweep(ColumnBlocks):
         """The first half of a tile for block j: Z_tj (regenerated unless cached, decoded if
         cached in bfloat16) and its slot Z_tj W'_j (rows x m, float64)."""
         cdef Py_ssize_t off = self.offsets[j], a
-        cdef int s = <int> (self.offsets[j + 1] - off), m = <int> m_, rows = <int> rows_, ld, first_row, part
+        cdef int s = <int> (self.offsets[j + 1] - off), m = <int> m_, rows = <int> rows_, ld
+        cdef int first_row, part
         cdef double one = 1.0, zero = 0.0
         cdef float onef = 1.0, zerof = 0.0
         cdef double *slot = slots + j * ROW_TILE * m
@@ -372,7 +379,7 @@ cdef class RowSweep(ColumnBlocks):
         if self.single:
             first_row = 0
             while first_row < rows:
-                part = min(rows - first_row, max(1, <int> PRODUCT_FLOATS // s))
+                part = min(rows - first_row, rows_per_product(s))
                 sgemm(b'N', b'N', &m, &part, &s, &onef, rp.w32 + off * m, &m,
                       <float *> Z + first_row * ld, &ld, &zerof, o32 + first_row * m, &m)
                 first_row += part
@@ -389,7 +396,8 @@ cdef class RowSweep(ColumnBlocks):
         """The second half of a tile for block j: G_j += Z_tj^T B_t (float32 tiles: sgemm
         with the thread's B_t in float32, the result added in float64)."""
         cdef Py_ssize_t off = self.offsets[j], a
-        cdef int s = <int> (self.offsets[j + 1] - off), k = <int> k_, rows = <int> rows_, ld, first_row, part
+        cdef int s = <int> (self.offsets[j + 1] - off), k = <int> k_, rows = <int> rows_, ld
+        cdef int first_row, part
         cdef double one = 1.0
         cdef float onef = 1.0, zerof = 0.0
         cdef float *p32 = rp.p32 + off * k
@@ -399,7 +407,7 @@ cdef class RowSweep(ColumnBlocks):
         if self.single:
             first_row = 0
             while first_row < rows:
-                part = min(rows - first_row, max(1, <int> PRODUCT_FLOATS // s))
+                part = min(rows - first_row, rows_per_product(s))
                 sgemm(b'N', b'T', &k, &s, &part, &onef, <float *> b32 + first_row * k, &k,
                       <float *> Z + first_row * ld, &ld, &zerof, p32, &k)
                 for a in range(s * k):
