@@ -166,8 +166,8 @@ def test_rkhs_norm_prox_is_optimal(digits_small, t, seed):
 
 
 def test_the_rkhs_prox_switches_to_an_eigendecomposition_after_many_steps(digits_small):
-    """After EIGEN_AFTER Cholesky inverses (one per new step t) the prox applies G's
-    eigendecomposition: still optimal, equal to the inverse's result to rounding, and the
+    """After EIGEN_AFTER Cholesky factorizations (one per new step t) the prox applies G's
+    eigendecomposition: still optimal, equal to the factor's result to rounding, and the
     same bits for any thread count."""
     from skylite.prox import rkhs
     fmap = Nystroem(Gaussian(1.0), n_features=120, n_blocks=3).fit(digits_small)
@@ -177,10 +177,10 @@ def test_the_rkhs_prox_switches_to_an_eigendecomposition_after_many_steps(digits
     for t in steps:
         X = reg.prox(V, t, n_threads=1)
         assert np.allclose(t * reg.gram @ X + X - V, 0, atol=1e-9 * (1 + t))
-        by_inverse = RKHSNorm(fmap).prox(V, t)
-        assert np.abs(X - by_inverse).max() <= 1e-10 * np.abs(by_inverse).max()
+        by_factor = RKHSNorm(fmap).prox(V, t)
+        assert np.abs(X - by_factor).max() <= 1e-10 * np.abs(by_factor).max()
         assert np.array_equal(X, threads.prox(V, t, n_threads=2))
-    assert reg._eigen is not None and reg._n_inverses == rkhs.EIGEN_AFTER
+    assert reg._eigen is not None and reg._n_factors == rkhs.EIGEN_AFTER
 
 
 def _objective(Z, Y, W, loss, alpha, G=None):
@@ -428,6 +428,30 @@ def test_kmeans_keeps_a_centre_that_loses_its_rows():
     init = np.array([[0.0], [10.0], [100.0]])     # the third centre never wins a row
     centres = nystroem_module.kmeans_centres(rows, init, 3)
     assert np.allclose(centres, [[0.05], [10.05], [100.0]])
+
+
+def test_shared_landmarks_computes_the_kmeans_centres_once_per_pool(digits_small,
+                                                                     monkeypatch):
+    """Inside shared_landmarks(), maps of different bandwidths on the same rows get the same
+    k-means landmarks, bit for bit, from one run of Lloyd's algorithm; other rows, or a fit
+    outside the block, run it again."""
+    from skylite.sketch import _landmarks
+    runs = []
+    lloyd = _landmarks._lloyd
+    monkeypatch.setattr(_landmarks, "_lloyd", lambda *a: runs.append(1) or lloyd(*a))
+    fit = lambda sigma, X: Nystroem(Gaussian(sigma), n_features=40, n_blocks=2,
+                                    landmarks="kmeans").fit(X)
+    alone = fit(1.0, digits_small)
+    with _landmarks.shared_landmarks():
+        first, second = fit(1.0, digits_small), fit(3.0, digits_small)
+        other = fit(1.0, digits_small[::-1].copy())
+    assert len(runs) == 3                       # alone, the first of the shared pair, other
+    assert np.array_equal(first.landmarks_, alone.landmarks_)
+    assert np.array_equal(second.landmarks_, first.landmarks_)
+    assert not np.array_equal(second.whitening_, first.whitening_)
+    assert not np.array_equal(other.landmarks_, first.landmarks_)
+    fit(3.0, digits_small)
+    assert len(runs) == 4 and _landmarks._shared is None
 
 
 def test_a_map_description_is_read_with_skylite_sketch_alone(digits_small, tmp_path):

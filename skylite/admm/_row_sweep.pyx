@@ -33,18 +33,20 @@ cnp.import_array()
 cdef enum:
     ROW_TILE = TILE_ROWS
 
-# Float32 values per product call with a tile: rows PRODUCT_FLOATS // s_j at a time (256 KiB
-# of the tile).  With 10 columns on one thread, OpenBLAS's sgemm took 70 us (Z W') and 78 us
-# (Z^T B) for a 256 x 512 tile in one call, 47 us and 45 us in calls of 128 rows; at
-# s_j = 1024 and 2048 calls of 64 and 32 rows gained as much, calls of 512 KiB nothing
+# Values per product call with a tile: rows PRODUCT_VALUES // s_j at a time (256 KiB of the
+# tile in float32, 512 KiB in float64).  With 10 columns on one thread, OpenBLAS's sgemm took
+# 70 us (Z W') and 78 us (Z^T B) for a 256 x 512 tile in one call, 47 us and 45 us in calls of
+# 128 rows; at s_j = 1024 and 2048 calls of 64 and 32 rows gained as much, calls of 512 KiB
+# nothing.  dgemm gained as much at the same rows: 118 -> 56 us (Z W') at s_j = 512 and
+# 128 rows, 231 -> 120 us at 1024 and 64 rows, 473 -> 249 us at 2048 and 32 rows
 # (docs/engine.md).
 cdef enum:
-    PRODUCT_FLOATS = 65536
+    PRODUCT_VALUES = 65536
 
 
 cdef inline int rows_per_product(int s) noexcept nogil:
-    """Rows of a tile of s_j = s features per float32 product call (PRODUCT_FLOATS)."""
-    return max(1, <int> PRODUCT_FLOATS // s)
+    """Rows of a tile of s_j = s features per product call (PRODUCT_VALUES)."""
+    return max(1, <int> PRODUCT_VALUES // s)
 
 
 # The threads' buffers of each pass (`thread_lengths`): the factorization's, the solve's,
@@ -386,8 +388,12 @@ cdef class RowSweep(ColumnBlocks):
             for a in range(rows * m):
                 slot[a] = o32[a]
         else:
-            dgemm(b'N', b'N', &m, &rows, &s, &one, Wp + off * m, &m, <double *> Z, &ld,
-                  &zero, slot, &m)
+            first_row = 0
+            while first_row < rows:
+                part = min(rows - first_row, rows_per_product(s))
+                dgemm(b'N', b'N', &m, &part, &s, &one, Wp + off * m, &m,
+                      <double *> Z + first_row * ld, &ld, &zero, slot + first_row * m, &m)
+                first_row += part
         sc.clock[<int> T_PRODUCTS] += omp_get_wtime() - start
 
     cdef void _tile_gradient(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t rows_,
@@ -414,6 +420,10 @@ cdef class RowSweep(ColumnBlocks):
                     p[a] += p32[a]
                 first_row += part
         else:
-            dgemm(b'N', b'T', &k, &s, &rows, &one, <double *> bt, &k, <double *> Z, &ld,
-                  &one, p, &k)
+            first_row = 0
+            while first_row < rows:
+                part = min(rows - first_row, rows_per_product(s))
+                dgemm(b'N', b'T', &k, &s, &part, &one, <double *> bt + first_row * k, &k,
+                      <double *> Z + first_row * ld, &ld, &one, p, &k)
+                first_row += part
         sc.clock[<int> T_PRODUCTS] += omp_get_wtime() - start

@@ -5,7 +5,9 @@ classifiers, alpha otherwise) form one regularization path, solved on one setup 
 estimator's `fit_path` (skylite._path): the input checks, the target coding, the feature
 map (bandwidth, landmarks, layout), the early-stopping split, the memory plan and the
 cached feature blocks are made once per fold and kernel setting and serve every C, each C
-continuing from the previous one's ADMM state, from strong to weak regularization.  Racing
+continuing from the previous one's ADMM state, from strong to weak regularization; k-means
+landmarks of Nystroem features, which do not depend on the bandwidth, are computed once per
+fold and serve every sigma (skylite.sketch._landmarks).  Racing
 (skylite.model_selection._racing) stops fitting grid points that are clearly behind after
 the first folds.  The folds are by global row id (skylite.model_selection._folds), so the
 search gives the same folds under any number of MPI ranks.
@@ -23,6 +25,7 @@ from sklearn.model_selection._search import BaseSearchCV
 from .._all_or_nothing import restored_on_failure
 from .._path import path_parameter
 from .._validation import check_positive, take_rows
+from ..sketch._landmarks import shared_landmarks
 from ._folds import Folds
 from ._racing import surviving
 from ._stacked import StackedPath, stackable
@@ -225,22 +228,23 @@ class KernelGridSearchCV(BaseSearchCV):
             done[paths[p][1]] = True
         for k, (train, test) in enumerate(folds.splits):
             X_fit, y_fit = take_rows(X, train), y[train]
-            for p, (fixed, members) in enumerate(paths):
-                if p in stacked:
-                    continue
-                run = [i for i in members if alive[i]]
-                if not run:
-                    continue
-                estimator = clone(base).set_params(**fixed)
-                solved = iter(run)
-                clock = [time.perf_counter()]
+            with shared_landmarks():       # k-means landmarks: the same for every sigma
+                for p, (fixed, members) in enumerate(paths):
+                    if p in stacked:
+                        continue
+                    run = [i for i in members if alive[i]]
+                    if not run:
+                        continue
+                    estimator = clone(base).set_params(**fixed)
+                    solved = iter(run)
+                    clock = [time.perf_counter()]
 
-                def on_model(model):
-                    score(next(solved), k, model, time.perf_counter() - clock[0], "")
-                    clock[0] = time.perf_counter()
+                    def on_model(model):
+                        score(next(solved), k, model, time.perf_counter() - clock[0], "")
+                        clock[0] = time.perf_counter()
 
-                estimator.fit_path(X_fit, y_fit, [value_of(i) for i in run],
-                                   on_model=on_model)
+                    estimator.fit_path(X_fit, y_fit, [value_of(i) for i in run],
+                                       on_model=on_model)
             scored_rows += int(dist.sum_to_all(np.array([len(test)]))[0])
             if self.racing and accuracy and k < k_folds - 1:
                 still = surviving(scores[:, :k + 1], alive, scored_rows)

@@ -6,17 +6,17 @@ regularizer is
 
     r(W) = 1/2 tr(W^T G W),        prox_{t r}(V) = (I + t G)^{-1} V.
 
-(I + t G)^{-1} is formed once per step size t (t = 1/rho changes only when rho adapts, and
-with alpha along a regularization path) from its Cholesky factor (LAPACK potrf and potri,
-single-threaded: the same bits whatever the thread count), so a prox is one s x s by s x m
-product, like r(W).  An eigendecomposition G = Q diag(lambda) Q^T serves every t, at two
-such products per prox, but costs as much as EIGEN_AFTER Cholesky inverses (measured at
-s = 4096, one thread: 12.9 s against 1.7 s): after EIGEN_AFTER inverses the regularizer
-switches to it, so that a run with many steps (a path over C, frequent rho changes) pays at
-most about twice what the cheaper of the two would have cost.  Those products run in
-fixed chunks of CHUNK_ROWS rows on `n_threads` threads (`_fixed_chunks.map_chunks`): each chunk
-is the same BLAS call whichever thread takes it, so the result does not depend on the number of
-threads.
+For a new step size t (t = 1/rho changes only when rho adapts, and with alpha along a
+regularization path) the prox factors I + t G by Cholesky (LAPACK potrf, single-threaded: the
+same bits whatever the thread count), and each prox is two triangular solves with the factor
+(potrs), about the time of one s x s by s x m product.  An eigendecomposition
+G = Q diag(lambda) Q^T serves every t, at two such products per prox, but costs as much as
+EIGEN_AFTER factorizations (measured at s = 4096, float64, one thread: 11.9 s against
+0.65 s): after EIGEN_AFTER factorizations the regularizer switches to it, so that a run with
+many steps (frequent rho changes) pays at most about twice what the cheaper of the two would
+have cost.  The products run in fixed chunks of CHUNK_ROWS rows on `n_threads` threads
+(`_fixed_chunks.map_chunks`): each chunk is the same BLAS call whichever thread takes it, so
+the result does not depend on the number of threads.
 For a Nystroem map with C column blocks, training with this norm is the full Nystroem problem
 (docs/feature_maps.md); with G = I it is `L2`.  Unlike the elementwise regularizers it
 couples the rows of W: O(s^2 m) per prox and per value, O(s^3) per new t.
@@ -25,14 +25,15 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg.lapack import get_lapack_funcs
 
+from .._threads import blas_single_threaded
 from ._fixed_chunks import map_chunks
 
 # rows of G per product of a chunk (the unit of parallel work, fixed so that the result
 # does not depend on the number of threads)
 CHUNK_ROWS = 512
-# Cholesky inverses (one per new step size) before the prox switches to an eigendecomposition
-# of G, which costs about as much as this many of them (module docstring)
-EIGEN_AFTER = 8
+# Cholesky factorizations (one per new step size) before the prox switches to an
+# eigendecomposition of G, which costs about as much as this many of them (module docstring)
+EIGEN_AFTER = 18
 
 
 class RKHSNorm:
@@ -43,7 +44,7 @@ class RKHSNorm:
     feature_map : fitted skylite.sketch.Nystroem
         The map whose functions are regularized.
     dtype : float64 or float32, default=float64
-        The precision G and (I + t G)^{-1} are kept and applied in (float32 halves their
+        The precision G and the factor of I + t G are kept and applied in (float32 halves their
         memory and the time of a prox, which reads them; results are returned in float64).
     """
 
@@ -55,8 +56,8 @@ class RKHSNorm:
         if self.dtype not in (np.float32, np.float64):
             raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
         self._gram = None
-        self._inverse_t, self._inverse = None, None
-        self._n_inverses, self._eigen = 0, None
+        self._factor_t, self._factor = None, None
+        self._n_factors, self._eigen = 0, None
 
     def get_params(self):
         """No parameters of its own (G comes from the map).
@@ -118,8 +119,8 @@ class RKHSNorm:
         V = np.asarray(V, dtype=self.dtype)
         shape = V.shape
         V = V.reshape(shape[0], -1)
-        if self._eigen is None and t != self._inverse_t and self._n_inverses >= EIGEN_AFTER:
-            self._inverse, self._inverse_t = None, None      # free it first
+        if self._eigen is None and t != self._factor_t and self._n_factors >= EIGEN_AFTER:
+            self._factor, self._factor_t = None, None      # free it first
             self._eigen = _eigendecomposition(self.gram)
         if self._eigen is not None:
             values, Q = self._eigen
@@ -127,33 +128,36 @@ class RKHSNorm:
             QtV /= (1 + t * values)[:, None]
             X = _chunked_product(Q, QtV, n_threads).reshape(shape)
         else:
-            X = _chunked_product(self._inverse_of(t), V, n_threads).reshape(shape)
+            factor = self._factor_of(t)
+            potrs, = get_lapack_funcs(("potrs",), (factor,))
+            with blas_single_threaded():
+                X, info = potrs(factor, V, lower=1)
+            if info != 0:
+                raise np.linalg.LinAlgError(f"potrs failed (info={info})")
+            X = X.reshape(shape)
         if out is None:
             return X.astype(np.float64, copy=False)
         out[...] = X
         return out
 
-    def _inverse_of(self, t):
-        """(I + t G)^{-1}, symmetric, formed by Cholesky for a new t."""
-        if t != self._inverse_t:
-            self._inverse = None                         # free the old one first
+    def _factor_of(self, t):
+        """The lower Cholesky factor of I + t G, formed for a new t."""
+        if t != self._factor_t:
+            self._factor = None                          # free the old one first
             A = np.multiply(self.gram, self.dtype.type(t))
             A.flat[::len(A) + 1] += 1                    # I + t G, positive definite
-            factor, _ = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True,
-                                                check_finite=False)
-            potri, = get_lapack_funcs(("potri",), (factor,))
-            inverse, info = potri(factor, lower=1, overwrite_c=1)
+            potrf, = get_lapack_funcs(("potrf",), (A,))
+            with blas_single_threaded():                 # A.T: A in Fortran order, no copy
+                factor, info = potrf(A.T, lower=1, overwrite_a=1, clean=0)
             if info != 0:
-                raise np.linalg.LinAlgError(f"potri failed (info={info})")
-            lower = np.tril_indices(len(inverse), -1)
-            inverse.T[lower] = inverse[lower]            # potri fills the lower triangle
-            self._inverse, self._inverse_t = inverse, t
-            self._n_inverses += 1
-        return self._inverse
+                raise np.linalg.LinAlgError(f"potrf failed (info={info})")
+            self._factor, self._factor_t = factor, t
+            self._n_factors += 1
+        return self._factor
 
     def nbytes(self):
-        """Memory of G and (I + t G)^{-1} (or G's eigenvectors), and the factor (or the
-        eigensolver's copy of G) while it is formed.
+        """Memory of G and the factor of I + t G (or G's eigenvectors), and the old factor
+        (or the eigensolver's copy of G) while a new one is formed.
 
         Returns
         -------

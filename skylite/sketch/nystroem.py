@@ -37,6 +37,7 @@ from .._validation import (FLOAT_DTYPES, check_nonnegative, check_positive, reso
 from ._base import FeatureMap, register
 from ._docs import parameters
 from ._kernel_block import KernelCode
+from ._landmarks import kmeans_centres
 from ._nystroem import NystroemTransform
 
 LANDMARK_RULES = ("uniform", "kmeans")
@@ -48,8 +49,6 @@ KMEANS_POOL = 4
 KMEANS_ITERATIONS = 5
 # eigenvalues of K_jj below RCOND times the largest are dropped from the whitening
 RCOND = 1e-10
-# pool rows per chunk of the k-means distance products (bounds their scratch memory)
-_KMEANS_CHUNK = 2048
 
 
 #: kernel type name -> class, filled by skylite.kernels as it defines its kernels
@@ -342,39 +341,6 @@ def raw_kernel_blocks(kernel, L, sizes):
             K = np.empty((len(rows), sizes[j]))
             op.fill(rows, K, np.array([j], dtype=np.intp), resolve_threads(None))
             yield 0.5 * (K + K.T)
-
-
-def kmeans_centres(rows, init, n_iter):
-    """Lloyd's algorithm: n_iter iterations on `rows` (P x d, dense) from the centres `init`
-    (s x d); a centre that loses every row stays where it was.  Distances are computed in
-    float32 chunks of _KMEANS_CHUNK rows (the assignment only needs their order)."""
-    centres = np.array(init, dtype=np.float64)
-    X32 = rows.astype(np.float32)
-    row_sq = np.einsum("ij,ij->i", X32, X32)
-    for _ in range(n_iter):
-        C32 = centres.astype(np.float32)
-        c_sq = np.einsum("ij,ij->i", C32, C32)
-        label = np.empty(len(rows), dtype=np.intp)
-        for a in range(0, len(rows), _KMEANS_CHUNK):
-            D = X32[a:a + _KMEANS_CHUNK] @ C32.T
-            D *= -2.0
-            D += c_sq
-            D += row_sq[a:a + _KMEANS_CHUNK, None]
-            label[a:a + _KMEANS_CHUNK] = np.argmin(D, axis=1)
-        counts = np.bincount(label, minlength=len(centres))
-        sums = np.zeros_like(centres)
-        _scatter_add(sums, label, rows)
-        filled = counts > 0
-        centres[filled] = sums[filled] / counts[filled, None]
-    return centres
-
-
-def _scatter_add(sums, label, rows):
-    """sums[label[i]] += rows[i], by sorting the rows by label (faster than np.add.at)."""
-    order = np.argsort(label, kind="stable")
-    sorted_labels = label[order]
-    starts = np.flatnonzero(np.r_[True, sorted_labels[1:] != sorted_labels[:-1]])
-    sums[sorted_labels[starts]] = np.add.reduceat(rows[order], starts, axis=0)
 
 
 def _gather_rows(X, ids, counts, dist):
