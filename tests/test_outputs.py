@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from skylite._outputs import CachedOutputs, outputs
+from skylite import _outputs
+from skylite._outputs import CachedOutputs, kept_features, outputs
 from skylite.sketch import GaussianRFF
 
 
@@ -23,3 +24,29 @@ def test_outputs_cached_or_chunked_equal_the_explicit_product(dtype):
         assert O.dtype == np.float64
         np.testing.assert_allclose(O, expected, atol=tol * np.abs(expected).max())
     np.testing.assert_array_equal(cached(W), cached(W))
+
+
+@pytest.mark.parametrize("dtype", [None, np.float32])
+def test_kept_features_give_the_same_bits_and_transform_once(dtype, monkeypatch):
+    """Inside kept_features() the outputs of several W on the same rows and map are bitwise
+    those computed without it, from one transform of the rows; other rows, a budget too
+    small, or a call after the block transform again."""
+    rng = np.random.default_rng(1)
+    X, other = rng.standard_normal((250, 6)), rng.standard_normal((40, 6))
+    Ws = [rng.standard_normal((64, 2)) for _ in range(3)]
+    fmap = GaussianRFF(64, sigma=1.5, n_blocks=4, random_state=0).fit(X)
+    expected = [outputs(fmap, W, X, dtype=dtype, rows=100) for W in Ws]
+    transforms = []
+    make = _outputs._chunk_blocks
+    monkeypatch.setattr(_outputs, "_chunk_blocks",
+                        lambda *a: transforms.append(1) or make(*a))
+    itemsize = 4 if dtype == np.float32 else 8
+    with kept_features(250 * 64 * itemsize):
+        for W, O in zip(Ws, expected):
+            np.testing.assert_array_equal(outputs(fmap, W, X, dtype=dtype, rows=100), O)
+        assert len(transforms) == 3                    # 3 chunks of rows, transformed once
+        outputs(fmap, Ws[0], other, dtype=dtype, rows=100)
+        outputs(fmap, Ws[1], other, dtype=dtype, rows=100)
+        assert len(transforms) == 5                    # beyond the budget: not kept
+    np.testing.assert_array_equal(outputs(fmap, Ws[2], X, dtype=dtype, rows=100), expected[2])
+    assert len(transforms) == 8 and _outputs._kept is None

@@ -7,7 +7,8 @@ map (bandwidth, landmarks, layout), the early-stopping split, the memory plan an
 cached feature blocks are made once per fold and kernel setting and serve every C, each C
 continuing from the previous one's ADMM state, from strong to weak regularization; k-means
 landmarks of Nystroem features, which do not depend on the bandwidth, are computed once per
-fold and serve every sigma (skylite.sketch._landmarks).  Racing
+fold and serve every sigma (skylite.sketch._landmarks); the features of a fold's test rows
+are made once per path and score every C (skylite._outputs.kept_features).  Racing
 (skylite.model_selection._racing) stops fitting grid points that are clearly behind after
 the first folds.  The folds are by global row id (skylite.model_selection._folds), so the
 search gives the same folds under any number of MPI ranks.
@@ -23,6 +24,8 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.model_selection._search import BaseSearchCV
 
 from .._all_or_nothing import restored_on_failure
+from .._machine import available_memory_bytes
+from .._outputs import kept_features
 from .._path import path_parameter
 from .._validation import check_positive, take_rows
 from ..sketch._landmarks import shared_landmarks
@@ -31,6 +34,11 @@ from ._racing import surviving
 from ._stacked import StackedPath, stackable
 
 __all__ = ["KernelGridSearchCV"]
+
+# The most the features of a fold's test rows may take while a path's models are scored on
+# them (transformed once per path, not once per C): this, or an eighth of the available
+# memory if less
+KEPT_TEST_FEATURES_BYTES = 2**30
 
 
 class KernelGridSearchCV(BaseSearchCV):
@@ -227,24 +235,9 @@ class KernelGridSearchCV(BaseSearchCV):
         for p in stacked:
             done[paths[p][1]] = True
         for k, (train, test) in enumerate(folds.splits):
-            X_fit, y_fit = take_rows(X, train), y[train]
-            with shared_landmarks():       # k-means landmarks: the same for every sigma
-                for p, (fixed, members) in enumerate(paths):
-                    if p in stacked:
-                        continue
-                    run = [i for i in members if alive[i]]
-                    if not run:
-                        continue
-                    estimator = clone(base).set_params(**fixed)
-                    solved = iter(run)
-                    clock = [time.perf_counter()]
-
-                    def on_model(model):
-                        score(next(solved), k, model, time.perf_counter() - clock[0], "")
-                        clock[0] = time.perf_counter()
-
-                    estimator.fit_path(X_fit, y_fit, [value_of(i) for i in run],
-                                       on_model=on_model)
+            _fit_fold(base, paths, [p not in stacked for p in range(len(paths))], alive,
+                      value_of, take_rows(X, train), y[train],
+                      lambda i, model, seconds, k=k: score(i, k, model, seconds, ""))
             scored_rows += int(dist.sum_to_all(np.array([len(test)]))[0])
             if self.racing and accuracy and k < k_folds - 1:
                 still = surviving(scores[:, :k + 1], alive, scored_rows)
@@ -293,6 +286,28 @@ class KernelGridSearchCV(BaseSearchCV):
         self.best_index_ = int(np.argmin(ranks))
         self.best_params_ = candidates[self.best_index_]
         self.best_score_ = float(mean[self.best_index_])
+
+
+def _fit_fold(base, paths, wanted, alive, value_of, X_fit, y_fit, score):
+    """Fit one fold: for each wanted path, its grid points still alive, on the fold's
+    training rows X_fit, y_fit, in one `fit_path`; score(i, model, seconds) after each grid
+    point i's solve.  The fold's k-means landmarks are computed once for every path, and each
+    path's models are scored on test rows transformed once."""
+    with shared_landmarks():
+        for (fixed, members), want in zip(paths, wanted):
+            run = [i for i in members if alive[i]]
+            if not want or not run:
+                continue
+            solved, clock = iter(run), [time.perf_counter()]
+
+            def on_model(model):
+                score(next(solved), model, time.perf_counter() - clock[0])
+                clock[0] = time.perf_counter()
+
+            budget = min(available_memory_bytes() // 8, KEPT_TEST_FEATURES_BYTES)
+            with kept_features(budget):
+                clone(base).set_params(**fixed).fit_path(
+                    X_fit, y_fit, [value_of(i) for i in run], on_model=on_model)
 
 
 def _check_candidate(estimator, candidate):
