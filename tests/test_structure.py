@@ -226,6 +226,20 @@ def test_no_module_is_longer_than_the_limit():
                            + ", ".join(f"{p} ({n})" for p, n in offenders))
 
 
+def test_every_benchmark_and_example_script_compiles():
+    """The scripts under benchmarks/ and examples/ are not imported by the tests: a syntax
+    error in one would only show when someone runs it."""
+    scripts = sorted((ROOT / "benchmarks").glob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
+    assert len(scripts) > 10
+    broken = []
+    for script in scripts:
+        try:
+            compile(script.read_text(), str(script), "exec")
+        except SyntaxError as error:
+            broken.append(f"{script.relative_to(ROOT)}: {error.msg} (line {error.lineno})")
+    assert not broken, "scripts that do not compile: " + "; ".join(broken)
+
+
 def test_the_graph_sees_the_package():
     """The scan finds skylite's modules and their imports of every kind (so that an empty
     graph cannot pass for an acyclic one)."""
