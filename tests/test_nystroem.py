@@ -165,6 +165,21 @@ def test_rkhs_norm_prox_is_optimal(digits_small, t, seed):
         assert objective(X) <= objective(other)
 
 
+@settings(max_examples=15, deadline=None)
+@given(s=st.integers(1, 1300), m=st.integers(1, 3), seed=st.integers(0, 5))
+def test_the_rkhs_value_reads_the_lower_triangle_and_equals_the_quadratic_form(s, m, seed):
+    """r(W) from the lower triangle's chunks (`_quadratic_form`, chunks of CHUNK_ROWS rows,
+    so s crosses several chunk boundaries) equals 1/2 tr(W^T G W), with the same bits on one
+    thread and two."""
+    from skylite.prox.rkhs import _quadratic_form
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((s, s))
+    G, W = (A + A.T) / 2, rng.standard_normal((s, m))
+    one = _quadratic_form(G, W, 1)
+    assert one == pytest.approx(0.5 * np.vdot(W, G @ W), rel=1e-12, abs=1e-12 * s)
+    assert one == _quadratic_form(G, W, 2)
+
+
 def test_the_rkhs_prox_switches_to_an_eigendecomposition_after_many_steps(digits_small):
     """After EIGEN_AFTER Cholesky factorizations (one per new step t) the prox applies G's
     eigendecomposition: still optimal, equal to the factor's result to rounding, and the

@@ -84,16 +84,15 @@ class RKHSNorm:
         W : ndarray of shape (s, m) or (s,)
             The weights.
         n_threads : int, default=1
-            Threads of the product G W (the result does not depend on it).
+            Threads of the products with G (the result does not depend on it).
 
         Returns
         -------
         value : float
-            r(W).
+            r(W), from the lower triangle of G (`_quadratic_form`).
         """
         W = np.asarray(W, dtype=self.dtype).reshape(self.gram.shape[0], -1)
-        GW = _chunked_product(self.gram, W, n_threads)
-        return 0.5 * float(np.vdot(W.astype(np.float64), GW))
+        return _quadratic_form(self.gram, W, n_threads)
 
     def prox(self, V, t, out=None, *, n_threads=1):
         """prox_{t r}(V) = (I + t G)^{-1} V.
@@ -182,6 +181,23 @@ def _eigendecomposition(G):
     that rounding left below zero are set to zero (G is positive semidefinite)."""
     values, Q = scipy.linalg.eigh(G, driver="evr", check_finite=False)
     return np.maximum(values, 0).astype(G.dtype), Q
+
+
+def _quadratic_form(G, W, n_threads):
+    """1/2 tr(W^T G W) for a symmetric G, reading only its lower triangle's chunks: over the
+    fixed chunks [a, b) of CHUNK_ROWS rows, the sum in chunk order of
+    tr(W_c^T G[a:b, :a] W[:a]) + 1/2 tr(W_c^T G[a:b, a:b] W_c), W_c = W[a:b] (half the reads
+    of G W, the same bits for any n_threads)."""
+    n = G.shape[0]
+    parts = np.empty((n + CHUNK_ROWS - 1) // CHUNK_ROWS)
+
+    def part(start, stop):
+        rows = W[start:stop].astype(np.float64)
+        below = np.vdot(rows, G[start:stop, :start] @ W[:start]) if start else 0.0
+        parts[start // CHUNK_ROWS] = below + 0.5 * np.vdot(
+            rows, G[start:stop, start:stop] @ W[start:stop])
+    map_chunks(part, n, CHUNK_ROWS, n_threads)
+    return float(sum(parts.tolist()))                  # in chunk order
 
 
 def _chunked_product(A, B, n_threads):
