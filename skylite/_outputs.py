@@ -64,7 +64,7 @@ def _kept_blocks(feature_map, X, dtype, rows, n_threads):
         return None
     key = (id(feature_map), id(X), np.dtype(dtype).str if dtype is not None else None, rows)
     if key not in _kept["blocks"]:
-        itemsize = 4 if (dtype or X.dtype) == np.float32 else 8
+        itemsize = np.dtype(dtype if dtype is not None else X.dtype).itemsize
         size = X.shape[0] * int(feature_map.n_features) * itemsize
         if size > _kept["budget"]:
             return None

@@ -378,22 +378,19 @@ cdef class RowSweep(ColumnBlocks):
             self._load16(j, first, first + rows, <float *> Z, ld)
         sc.clock[<int> T_TRANSFORM] += omp_get_wtime() - start
         start = omp_get_wtime()
-        if self.single:
-            first_row = 0
-            while first_row < rows:
-                part = min(rows - first_row, rows_per_product(s))
+        first_row = 0
+        while first_row < rows:
+            part = min(rows - first_row, rows_per_product(s))
+            if self.single:
                 sgemm(b'N', b'N', &m, &part, &s, &onef, rp.w32 + off * m, &m,
                       <float *> Z + first_row * ld, &ld, &zerof, o32 + first_row * m, &m)
-                first_row += part
-            for a in range(rows * m):
-                slot[a] = o32[a]
-        else:
-            first_row = 0
-            while first_row < rows:
-                part = min(rows - first_row, rows_per_product(s))
+            else:
                 dgemm(b'N', b'N', &m, &part, &s, &one, Wp + off * m, &m,
                       <double *> Z + first_row * ld, &ld, &zero, slot + first_row * m, &m)
-                first_row += part
+            first_row += part
+        if self.single:
+            for a in range(rows * m):
+                slot[a] = o32[a]
         sc.clock[<int> T_PRODUCTS] += omp_get_wtime() - start
 
     cdef void _tile_gradient(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t rows_,
@@ -410,20 +407,16 @@ cdef class RowSweep(ColumnBlocks):
         cdef double *p = G + off * k
         cdef double start = omp_get_wtime()
         cdef void *Z = self._tile_z(j, first, rp, &ld)
-        if self.single:
-            first_row = 0
-            while first_row < rows:
-                part = min(rows - first_row, rows_per_product(s))
+        first_row = 0
+        while first_row < rows:
+            part = min(rows - first_row, rows_per_product(s))
+            if self.single:
                 sgemm(b'N', b'T', &k, &s, &part, &onef, <float *> b32 + first_row * k, &k,
                       <float *> Z + first_row * ld, &ld, &zerof, p32, &k)
                 for a in range(s * k):
                     p[a] += p32[a]
-                first_row += part
-        else:
-            first_row = 0
-            while first_row < rows:
-                part = min(rows - first_row, rows_per_product(s))
+            else:
                 dgemm(b'N', b'T', &k, &s, &part, &one, <double *> bt + first_row * k, &k,
                       <double *> Z + first_row * ld, &ld, &one, p, &k)
-                first_row += part
+            first_row += part
         sc.clock[<int> T_PRODUCTS] += omp_get_wtime() - start

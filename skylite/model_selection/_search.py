@@ -235,8 +235,7 @@ class KernelGridSearchCV(BaseSearchCV):
         for p in stacked:
             done[paths[p][1]] = True
         for k, (train, test) in enumerate(folds.splits):
-            _fit_fold(base, paths, [p not in stacked for p in range(len(paths))], alive,
-                      value_of, take_rows(X, train), y[train],
+            _fit_fold(base, paths, stacked, alive, value_of, take_rows(X, train), y[train],
                       lambda i, model, seconds, k=k: score(i, k, model, seconds, ""))
             scored_rows += int(dist.sum_to_all(np.array([len(test)]))[0])
             if self.racing and accuracy and k < k_folds - 1:
@@ -288,15 +287,16 @@ class KernelGridSearchCV(BaseSearchCV):
         self.best_score_ = float(mean[self.best_index_])
 
 
-def _fit_fold(base, paths, wanted, alive, value_of, X_fit, y_fit, score):
-    """Fit one fold: for each wanted path, its grid points still alive, on the fold's
-    training rows X_fit, y_fit, in one `fit_path`; score(i, model, seconds) after each grid
-    point i's solve.  The fold's k-means landmarks are computed once for every path, and each
-    path's models are scored on test rows transformed once."""
+def _fit_fold(base, paths, stacked, alive, value_of, X_fit, y_fit, score):
+    """Fit one fold: for each path not in `stacked` (the indices of paths solved already),
+    its grid points still alive, on the fold's training rows X_fit, y_fit, in one
+    `fit_path`; score(i, model, seconds) after each grid point i's solve.  The fold's
+    k-means landmarks are computed once for every path, and each path's models are scored
+    on test rows transformed once."""
     with shared_landmarks():
-        for (fixed, members), want in zip(paths, wanted):
+        for p, (fixed, members) in enumerate(paths):
             run = [i for i in members if alive[i]]
-            if not want or not run:
+            if p in stacked or not run:
                 continue
             solved, clock = iter(run), [time.perf_counter()]
 
