@@ -126,11 +126,12 @@ class EarlyStoppingParameters:
     def _resolved_early_stopping(self, dist, n_rows, loss, regularizer, X_val):
         """`early_stopping` with "auto" resolved (the same on every rank): on for an ADMM
         fit of more than AUTO_EARLY_STOPPING_ROWS rows (all ranks') without X_val, off
-        otherwise, and off for the squared loss with l2, which solver="auto" may solve in
-        closed form (early stopping would force the ADMM)."""
+        otherwise (solver="dcd" runs to its tolerance in few epochs), and off for the squared
+        loss with l2, which solver="auto" may solve in closed form (early stopping would
+        force the ADMM)."""
         if self.early_stopping != "auto":
             return bool(self.early_stopping)
-        if X_val is not None or self.solver in ("direct", "exact", "pcg"):
+        if X_val is not None or self.solver in ("direct", "exact", "pcg", "dcd"):
             return False
         if self.solver == "auto" and is_ridge(loss, regularizer):
             return False

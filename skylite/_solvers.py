@@ -7,12 +7,16 @@
   coef_ = (Z^T Z + n alpha I)^-1 Z^T Y (`skylite.krr.feature_ridge_coef`);
 - "exact": the exact kernel ridge problem by one Cholesky factorization
   (`skylite.krr.exact_dual_coef`);
+- "dcd": the hinge loss with l2 (or the RKHS norm of a Nystroem map) by dual coordinate
+  descent on every row's features held in memory, in one process
+  (`skylite.admm.dual_cd.DualCD`);
 - "auto": "direct" for ridge problems that nothing asks to iterate (no validation rows,
   early stopping, checkpoint, callback, warm start or communicator) up to
   DIRECT_MAX_FEATURES features, else "admm".
 
-"admm" and "pcg" are methods of the driver (`skylite.admm.driver`): both run under MPI, write
-checkpoints, call the callback, score validation rows and stop early.  "direct" and "exact"
+"admm", "pcg" and "dcd" are methods of the driver (`skylite.admm.driver`): they write
+checkpoints, call the callback and score validation rows; "admm" and "pcg" also run under MPI
+and stop early.  "direct" and "exact"
 are one solve in one process.
 """
 import time
@@ -23,10 +27,10 @@ from .admm.driver import RunResult
 from .krr import exact_dual_coef, feature_ridge_coef, memory_bytes
 from .prox import RKHSNorm, get_loss, get_regularizer
 
-__all__ = ["SOLVERS", "DIRECT_MAX_FEATURES", "AUTO_RULE", "is_ridge", "is_ridge_by_name",
+__all__ = ["SOLVERS", "applies_dual_cd", "DIRECT_MAX_FEATURES", "AUTO_RULE", "is_ridge", "is_ridge_by_name",
            "regularizer_for_map", "resolve_solver", "one_solve"]
 
-SOLVERS = ("auto", "admm", "direct", "exact", "pcg")
+SOLVERS = ("auto", "admm", "direct", "exact", "pcg", "dcd")
 # solver="auto" solves squared loss + l2 in closed form up to this many features (s^2 float64:
 # 512 MB, n s^2 flops)
 DIRECT_MAX_FEATURES = 8192
@@ -49,6 +53,12 @@ def is_ridge_by_name(loss, regularizer, classification=None):
     if classification:
         loss = loss.with_classification(True)
     return is_ridge(loss, get_regularizer(regularizer)) and not loss.classification
+
+
+def applies_dual_cd(loss, regularizer):
+    """Whether solver="dcd" solves (loss, regularizer): the hinge loss with l2 or the RKHS
+    norm of a Nystroem map."""
+    return loss.name == "hinge" and regularizer.name in ("l2", "rkhs")
 
 
 def regularizer_for_map(regularizer, fmap, precision):
@@ -83,7 +93,7 @@ def resolve_solver(solver, loss, regularizer, alpha, n_features, *, iterative, d
     Returns
     -------
     str
-        "admm", "pcg", "direct" or "exact".  Raises ValueError for an unknown solver, a
+        "admm", "pcg", "dcd", "direct" or "exact".  Raises ValueError for an unknown solver, a
         ridge solver where the problem is not ridge regression, or a one-process solver
         under a communicator.
     """
@@ -91,6 +101,13 @@ def resolve_solver(solver, loss, regularizer, alpha, n_features, *, iterative, d
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
     if solver == "admm":
         return "admm"
+    if solver == "dcd":
+        if not applies_dual_cd(loss, regularizer):
+            raise ValueError(f"solver='dcd' needs the hinge loss with the l2 regularizer, got "
+                             f"loss={loss.name!r}, regularizer={regularizer.name!r}")
+        if distributed:
+            raise ValueError("solver='dcd' runs in one process; use solver='admm' with comm=")
+        return "dcd"
     applies = is_ridge(loss, regularizer) and alpha > 0
     if solver != "auto":
         if regularizer.name == "rkhs":

@@ -30,9 +30,10 @@ from ._path import PathFitting
 from ._problem import ProblemParameters, with_C
 from ._machine import available_memory_bytes
 from ._solvers import one_solve, regularizer_for_map, resolve_solver
-from ._validation import take_rows
+from ._validation import resolve_seed, take_rows
 from .admm import BlockADMM
 from .admm.driver import Driver
+from .admm.dual_cd import DUAL_CD_TOL_PER_TOL, DualCD, DualCDPath
 from .admm.pcg import PCG
 from .admm.settings import DEFAULTS, EngineSettings
 from .prox import get_regularizer
@@ -254,10 +255,15 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
             return
         validation, callback, early = None, self.callback, None
         memory_budget = self.memory_budget
-        method = (PCG(kernel, self.feature_map_, self.alpha_, self.tol) if solver == "pcg"
-                  else None)
+        method = None
+        if solver == "pcg":
+            method = PCG(kernel, self.feature_map_, self.alpha_, self.tol)
+        elif solver == "dcd":
+            method = DualCD(self.feature_map_, regularizer, self.alpha_,
+                            DUAL_CD_TOL_PER_TOL * self.tol, resolve_seed(self.random_state),
+                            self.n_threads_)
         if X_val is not None:
-            if method is None:
+            if solver != "pcg":                  # a primal model W on the map's features
                 validation_outputs, kept = self._validation_outputs(X_val,
                                                                      self.feature_map_)
                 if memory_budget is not None:
@@ -280,8 +286,10 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
             engine = BlockADMM(self.feature_map_, loss, regularizer, settings, **runtime)
             result = engine.fit(X, Y, W0=warm_start, checked=True).result_
         else:
-            result = Driver(method, settings.driver(), **runtime).run(X, Y, warm_start,
-                                                                      checked=True)
+            driver = Driver(method, settings.driver(), **runtime)
+            result = driver.run(X, Y, warm_start, checked=True)
+            if solver == "dcd":
+                engine = DualCDPath(method, driver)
         self._set_fitted(result, early, loss, regularizer, kernel)
         if path is not None:
             new_early = (lambda: None) if early is None else (

@@ -58,6 +58,8 @@ def stackable(estimator, name, dist):
             estimator.sigma is None and estimator.gamma is None
             and estimator.kernel.lower() in ("gaussian", "rbf", "laplacian", "matern")):
         return "the bandwidth 'scale' is computed from each fold's rows"
+    if estimator.solver == "dcd":
+        return "solver='dcd' solves each fold's problem by itself"
     if estimator.checkpoint is not None or estimator.callback is not None:
         return "a checkpoint or a callback belongs to one fit"
     loss = estimator._loss_object()

@@ -1,0 +1,165 @@
+"""solver="dcd": dual coordinate descent for the hinge loss (skylite.admm.dual_cd).
+
+The kernel's optimality conditions (hypothesis), the estimators' objective against block
+ADMM's on the same problem, thread independence, the path over C, the search, bad input.
+Data: pendigits (ships with skylite) and the MNIST sample in tests/data."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+import skylite.admm.driver as driver_module
+from skylite import KernelLogisticRegression, KernelSVC
+from skylite._solvers import resolve_solver
+from skylite.admm._dual_cd import dual_cd_epoch
+from skylite.model_selection import KernelGridSearchCV
+from skylite.prox import get_loss, get_regularizer
+
+
+def solve(Z, Y, C, tol, n_threads=1, seed=1, max_epochs=5000):
+    """Run dual_cd_epoch to convergence on features Z (n x s) and +/-1 targets Y (n x m);
+    returns (W^T, A^T, epochs)."""
+    n, s = Z.shape
+    m = Y.shape[1]
+    WT, AT = np.zeros((m, s)), np.zeros((m, n))
+    order = np.tile(np.arange(n, dtype=np.intc), (m, 1))
+    active = np.full(m, n, dtype=np.intc)
+    bounds = np.tile([np.inf, -np.inf], (m, 1))
+    states = np.arange(seed, seed + m, dtype=np.uint64)
+    solved = np.zeros(m, dtype=np.uint8)
+    q = np.einsum("ij,ij->i", Z, Z)
+    YT = np.ascontiguousarray(Y.T)
+    for epoch in range(1, max_epochs + 1):
+        dual_cd_epoch(Z, YT, q, C, tol, WT, AT, order, active, bounds, states, solved,
+                      n_threads)
+        if solved.all():
+            return WT, AT, epoch
+    raise AssertionError("not solved")
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 40), extra=st.integers(0, 12), m=st.integers(1, 3),
+       C=st.floats(0.01, 100.0), seed=st.integers(0, 2**31))
+def test_the_solution_meets_the_optimality_conditions(n, extra, m, C, seed):
+    """At a tight tol the dual variables meet the KKT conditions of the box-constrained
+    dual.  (Coordinate descent converges at a linear rate set by the conditioning of Q:
+    with s >= 2 n Gaussian features Q is well conditioned and the run is short.)"""
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, 2 * n + extra))
+    Y = np.where(rng.random((n, m)) < 0.5, -1.0, 1.0)
+    WT, AT, _ = solve(Z, Y, C, 1e-9)
+    assert np.allclose(WT, (AT * Y.T) @ Z, atol=1e-8)          # w = sum_i a_i y_i z_i
+    assert ((AT >= 0) & (AT <= C)).all()
+    g = Y.T * (WT @ Z.T) - 1.0                                 # the dual gradient
+    q = np.einsum("ij,ij->i", Z, Z)
+    live = q > 0                                               # a zero row has no say
+    slack = 1e-6     # the span is measured at the visits; later updates move g a little
+    assert (g[(AT == 0) & live] >= -slack).all()
+    assert (g[(AT == C) & live] <= slack).all()
+    inside = (AT > 0) & (AT < C) & live
+    assert (np.abs(g[inside]) <= slack).all()
+
+
+def test_the_epochs_do_not_depend_on_the_number_of_threads():
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(200, 400))
+    Y = np.where(rng.random((200, 5)) < 0.3, 1.0, -1.0)
+    one, two = solve(Z, Y, 3.0, 1e-3, n_threads=1), solve(Z, Y, 3.0, 1e-3, n_threads=2)
+    assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
+    assert one[2] == two[2]
+
+
+@pytest.fixture(scope="module")
+def digits():
+    from skylite.datasets import load_pendigits
+    X, y, Xt, yt = load_pendigits()
+    return X[:1500] / 100.0, y[:1500], Xt[:1000] / 100.0, yt[:1000]
+
+
+@pytest.mark.parametrize("method", ["rff", "nystroem"])
+def test_reaches_the_admm_optimum(digits, method):
+    """The same problem (l2, or the RKHS norm of a Nystroem map of 2 blocks) solved tightly
+    by both solvers: dual coordinate descent's objective is at most ADMM's + 1e-4 relative,
+    and its duality gap certifies it."""
+    X, y = digits[:2]
+    kw = dict(method=method, n_features=256, sigma=0.4, C=5.0, random_state=0,
+              early_stopping=False)
+    if method == "nystroem":
+        kw["n_blocks"] = 2
+    dcd = KernelSVC(solver="dcd", tol=1e-5, max_iter=20000, **kw).fit(X, y)
+    admm = KernelSVC(solver="admm", tol=1e-6, max_iter=20000, **kw).fit(X, y)
+    assert dcd.solver_ == "dcd" and dcd.converged_
+    assert (dcd.regularizer_.name == "rkhs") == (method == "nystroem")
+    a, b = dcd.objective(X, y), admm.objective(X, y)
+    assert a <= b * (1 + 1e-4), (a, b)
+    assert abs(a - dcd.history_[-1]["objective"]) <= 1e-6 * a     # as recorded
+    assert dcd.history_[-1]["gap"] <= 1e-4
+    assert np.mean(dcd.predict(X) == admm.predict(X)) > 0.99
+
+
+def test_a_fit_does_not_depend_on_the_number_of_threads(digits):
+    X, y = digits[:2]
+    kw = dict(method="nystroem", n_features=128, n_blocks=2, C=10.0, random_state=0,
+              solver="dcd")
+    one = KernelSVC(n_threads=1, **kw).fit(X, y)
+    two = KernelSVC(n_threads=2, **kw).fit(X, y)
+    assert np.array_equal(one.coef_, two.coef_) and one.n_iter_ == two.n_iter_
+
+
+def test_the_path_continues_from_the_previous_c(digits):
+    """Each C of fit_path matches a cold fit's objective to the tolerance, in fewer epochs
+    in all."""
+    X, y = digits[:2]
+    est = KernelSVC(method="rff", n_features=256, sigma=0.4, random_state=0, solver="dcd",
+                    tol=1e-6, max_iter=20000)
+    Cs = [1.0, 10.0, 100.0]
+    models = est.fit_path(X, y, Cs)
+    cold = [clone(est).set_params(C=C).fit(X, y) for C in Cs]
+    for warm, alone in zip(models, cold):
+        a, b = warm.objective(X, y), alone.objective(X, y)
+        assert abs(a - b) <= 1e-3 * b, (warm.C, a, b)
+    assert sum(m.n_iter_ for m in models[1:]) < sum(m.n_iter_ for m in cold[1:])
+    # a path downwards clips the dual variables into the smaller box
+    down = est.fit_path(X, y, [10.0, 1.0])[1]
+    assert abs(down.objective(X, y) - cold[0].objective(X, y)) <= 1e-3 * cold[0].objective(X, y)
+
+
+def test_the_search_equals_gridsearchcv(digits):
+    X, y = digits[:2]
+    est = KernelSVC(method="nystroem", n_features=128, random_state=0, solver="dcd")
+    grid = {"sigma": [0.3, 0.6], "C": [1.0, 10.0]}
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    ours = KernelGridSearchCV(est, grid, cv=cv, racing=False).fit(X, y)
+    theirs = GridSearchCV(est, grid, cv=cv).fit(X, y)
+    assert ours.best_params_ == theirs.best_params_
+    assert np.allclose(ours.cv_results_["mean_test_score"],
+                       theirs.cv_results_["mean_test_score"], atol=1e-3)
+
+
+def test_early_stopping_auto_is_off(mnist3000):
+    X, y = mnist3000
+    m = KernelSVC(n_features=64, random_state=0, solver="dcd", max_iter=5).fit(X[:300], y[:300])
+    assert m.early_stopping_ is False and m.validation_indices_ is None
+
+
+def test_bad_uses_are_named(digits):
+    X, y = digits[:2]
+    with pytest.raises(ValueError, match="solver='dcd' needs the hinge loss"):
+        KernelLogisticRegression(n_features=64, solver="dcd").fit(X, y)
+    with pytest.raises(ValueError, match="solver='dcd' needs the hinge loss"):
+        KernelSVC(n_features=64, solver="dcd", regularizer="l1").fit(X, y)
+    with pytest.raises(ValueError, match="runs in one process"):
+        resolve_solver("dcd", get_loss("hinge"), get_regularizer("l2"), 1e-3, 64,
+                       iterative=False, distributed=True)
+    fitted = KernelSVC(n_features=64, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="takes no warm start"):
+        KernelSVC(n_features=64, random_state=0, solver="dcd").fit(X, y,
+                                                                  warm_start=fitted.coef_)
+
+
+def test_refuses_what_does_not_fit_in_memory(digits, monkeypatch):
+    X, y = digits[:2]
+    monkeypatch.setattr(driver_module, "available_memory_bytes", lambda: 10**6)
+    with pytest.raises(MemoryError, match="use solver='admm'"):
+        KernelSVC(n_features=256, random_state=0, solver="dcd").fit(X, y)
