@@ -2,7 +2,7 @@
 
     SKYLITE_DATA=folder python benchmarks/bench_model_selection.py [--rows 20000]
         [--contenders ours grid svc-halving svc-grid] [--features 4096]
-    python benchmarks/bench_model_selection.py --part path [--rows 10000]
+    python benchmarks/bench_model_selection.py --part path [--rows 10000] [--solver dcd]
 
 The protocol, fixed before the runs: MNIST's first `--rows` training rows (pixels in
 [0, 1]); the grid sigma in {4, 6, 9} x C in {1, 10, 100, 1000} (SVC: gamma = 1/(2 sigma^2));
@@ -15,6 +15,8 @@ other on the same machine:
 - "grid": `GridSearchCV` over the same estimator;
 - "ours-auto" and "grid-auto" (not run by default): "ours" and "grid" with `method="auto"`
   (Nystroem features with k-means landmarks for this Gaussian kernel, KernelSVC's default);
+- "ours-dcd" and "grid-dcd" (not run by default): "ours-auto" and "grid-auto" with
+  `solver="dcd"` (dual coordinate descent; early stopping "auto" is then off);
 - "svc-halving": `HalvingGridSearchCV(SVC())` (its defaults: factor 3, rows as the
   resource);
 - "svc-grid": `GridSearchCV(SVC())`;
@@ -69,8 +71,9 @@ elif name.startswith("svc"):
     grid = {"gamma": [1.0 / (2 * s * s) for s in grid["sigma"]], "C": grid["C"]}
     search = (GridSearchCV if name == "svc-grid" else HalvingGridSearchCV)(SVC(), grid, cv=cv)
 else:
-    method = "auto" if name.endswith("-auto") else None
-    est = KernelSVC(n_features=features, random_state=0, method=method)
+    method = "auto" if name.endswith(("-auto", "-dcd")) else None
+    solver = "dcd" if name.endswith("-dcd") else "auto"
+    est = KernelSVC(n_features=features, random_state=0, method=method, solver=solver)
     search = (KernelGridSearchCV if name.startswith("ours") else GridSearchCV)(est, grid,
                                                                               cv=cv)
 start = time.perf_counter()
@@ -93,12 +96,12 @@ import numpy as np
 warnings.simplefilter("ignore")
 from sklearn.base import clone
 from skylite import KernelSVC
-rows, features, method = int(sys.argv[1]), int(sys.argv[2]), sys.argv[4]
+rows, features, method, solver = int(sys.argv[1]), int(sys.argv[2]), sys.argv[4], sys.argv[5]
 with np.load(sys.argv[3]) as f:
     X, y = f["X_train"][:rows].astype(np.float32), f["y_train"][:rows]
 Cs = [1, 10, 100, 1000]
 est = KernelSVC(method=method, sigma=6, n_features=features, random_state=0, early_stopping=False,
-                max_iter=3000)
+                max_iter=3000, solver=solver)
 out = {"path": [], "cold": []}
 clock = [time.perf_counter()]
 def on_model(m):
@@ -129,7 +132,7 @@ def searches(args):
         best = f"{r['best']['sigma']:g}, {r['best']['C']:g}"
         print(f"{name:<14} {r['seconds']:>9.1f} {best:>15} {100 * r['cv']:>7.2f}% "
               f"{100 * r['test']:>8.2f}%", flush=True)
-    for mine, same in (("ours", "grid"), ("ours-auto", "grid-auto")):
+    for mine, same in (("ours", "grid"), ("ours-auto", "grid-auto"), ("ours-dcd", "grid-dcd")):
         for other in (same, "svc-halving", "svc-grid", "svc-fit"):
             if mine in results and other in results:
                 ratio = results[mine]["seconds"] / results[other]["seconds"]
@@ -138,9 +141,9 @@ def searches(args):
 
 
 def path(args):
-    r = run_child(PATH_CHILD, args.rows, args.features, MNIST, args.method)
+    r = run_child(PATH_CHILD, args.rows, args.features, MNIST, args.method, args.solver)
     print(f"MNIST first {args.rows:,} rows, KernelSVC(sigma=6, n_features={args.features}, "
-          f"method={args.method!r}), "
+          f"method={args.method!r}, solver={args.solver!r}), "
           f"early stopping off, tol 1e-3")
     print(f"{'C':>6} {'path iters':>10} {'cold iters':>10} {'ratio':>6} {'path s':>7} "
           f"{'cold s':>7} {'F path / F cold - 1':>20} {'cold iters to F path':>21} "
@@ -162,6 +165,8 @@ if __name__ == "__main__":
     parser.add_argument("--features", type=int, default=4096)
     parser.add_argument("--method", default="rff",
                         help="with --part path: the feature map (rff, auto, ...)")
+    parser.add_argument("--solver", default="auto",
+                        help="with --part path: the solver (auto, admm, dcd)")
     parser.add_argument("--contenders", nargs="+",
                         default=["ours", "grid", "svc-halving", "svc-grid"])
     a = parser.parse_args()
