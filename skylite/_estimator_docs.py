@@ -151,10 +151,15 @@ comm : mpi4py communicator or None, default=None
     (docs/mpi.md).
 {checkpoint}
 {checkpoint_every}
-solver : {{"auto", "admm", "direct", "exact", "pcg"}}, default="auto"
-    "admm": the BlockADMM iterations.  The others need the squared loss with the l2
-    regularizer and alpha > 0 (docs/kernel_ridge.md); "direct" and "exact" run in one
-    process:
+solver : {{"auto", "admm", "direct", "exact", "pcg", "dcd"}}, default="auto"
+    "admm": the BlockADMM iterations.  "dcd": dual coordinate descent (LIBLINEAR's dual
+    solver, one problem per class) for the hinge loss with l2, or the RKHS norm of a
+    Nystroem map; every row's features in memory (n s float64), one process; each epoch
+    is an iteration, run until every class's projected gradients span at most 100 `tol`
+    (0.1 at the default tol); `fit_path` continues each C from the previous one's dual
+    variables; early stopping "auto" is off; no warm start from a model.  The others need
+    the squared loss with the l2 regularizer and alpha > 0 (docs/kernel_ridge.md);
+    "direct" and "exact" run in one process:
     "direct": the closed form of the random-feature problem, (Z^T Z + n alpha I) W = Z^T Y,
     with Z^T Z accumulated over chunks of rows (Z is never stored; s^2 float64; no
     iterations, so the iteration options do not apply).  "exact": the exact kernel problem,
@@ -191,7 +196,7 @@ feature_names_in_ : ndarray of str
 loss_, regularizer_ : skylite.prox objects
     The loss and regularizer used.
 solver_ : str
-    The solver the fit used ("admm", "direct", "exact" or "pcg"; see `solver`).
+    The solver the fit used ("admm", "dcd", "direct", "exact" or "pcg"; see `solver`).
 n_iter_ : int
     Iterations run: ADMM's or pcg's; 1 for the one solve of "direct" and "exact".
 best_iteration_ : int

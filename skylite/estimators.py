@@ -261,7 +261,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         elif solver == "dcd":
             method = DualCD(self.feature_map_, regularizer, self.alpha_,
                             DUAL_CD_TOL_PER_TOL * self.tol, resolve_seed(self.random_state),
-                            self.n_threads_)
+                            self.n_threads_, self.max_iter)
         if X_val is not None:
             if solver != "pcg":                  # a primal model W on the map's features
                 validation_outputs, kept = self._validation_outputs(X_val,
