@@ -8,9 +8,8 @@ is, times n C, m independent linear SVMs without bias, C sum_i max(0, 1 - y_i z_
 1/2 ||w||^2, each solved in its dual by coordinate descent (Hsieh et al. 2008, LIBLINEAR's
 default dual solver; `skylite.admm._dual_cd`).  An epoch costs 2 s flops per active row and
 problem; shrinking drops the rows whose dual variable sits at a bound, so that late epochs
-visit little more than the support vectors.  On 13,334 MNIST rows with 4,096 Nystroem features
-it reached a lower objective than block ADMM at its default tol in a twentieth of the time,
-and a path over C continues from the previous C's dual variables (docs/tuning.md).
+visit little more than the support vectors.  A path over C continues from the previous C's
+dual variables.  What it costs against block ADMM on MNIST is in docs/tuning.md.
 
 With a Nystroem map of several column blocks the l2 regularizer is the RKHS norm
 1/2 tr(W^T G W) (`skylite.prox.RKHSNorm`); with G = R R^T (Cholesky) the features
@@ -19,11 +18,15 @@ z~ = R^-1 z and weights w~ = R^T w turn it into the l2 problem above (z~ . w~ = 
 
 The method needs every row's features in memory (n s float64) in one process; `plan`
 refuses a run that does not fit, naming solver="admm", which streams the features.  One
-step is one epoch of every problem not yet solved; the record holds the objective in the
-estimators' scaling (every OBJECTIVE_EVERY-th epoch and the last: it costs a pass over the
-features), the dual objective, their relative gap and the largest projected-gradient span; the run has converged when every problem's span is at most `tol` on all of
-its rows.  The estimators pass tol = DUAL_CD_TOL_PER_TOL times theirs (0.1 at the default
-1e-3, LIBLINEAR's default for its dual solvers).
+step is one epoch of every problem not yet solved.  The record holds the dual objective in
+the estimators' scaling, the largest projected-gradient span and, every OBJECTIVE_EVERY-th
+epoch and at the last (a pass over the features), the objective and the relative duality
+gap.  The run has converged when every problem's span is at most `tol` on all of its rows;
+the estimators pass tol = DUAL_CD_TOL_PER_TOL times theirs (0.1 at the default 1e-3,
+LIBLINEAR's default for its dual solvers).  The span bounds the optimality conditions in
+units of the margin, not the objective: at large C, where C multiplies every slack, a
+solve stopped at 0.1 can leave a relative duality gap of tens of percent (docs/tuning.md);
+a smaller tol closes it.
 """
 import time
 
