@@ -74,11 +74,14 @@ cdef double _epoch(const double *Z, int s, const double *y, const double *q, dou
             high = pg
         if pg < low:
             low = pg
-        if fabs(pg) > 1e-12 and q[i] > 0.0:
-            old = a[i]
-            a[i] = min(max(old - g / q[i], 0.0), C)
-            step = (a[i] - old) * y[i]
-            daxpy(&s, &step, <double *> Z + <Py_ssize_t> i * s, &one, w, &one)
+        if fabs(pg) > 1e-12:
+            if q[i] > 0.0:
+                old = a[i]
+                a[i] = min(max(old - g / q[i], 0.0), C)
+                step = (a[i] - old) * y[i]
+                daxpy(&s, &step, <double *> Z + <Py_ssize_t> i * s, &one, w, &one)
+            else:                      # a zero row: g = -1 whatever w, so a_i = C (free)
+                a[i] = C
         p += 1
     if size == 0:
         high, low = 0.0, 0.0
