@@ -15,9 +15,8 @@
   DIRECT_MAX_FEATURES features, else "admm".
 
 "admm", "pcg" and "dcd" are methods of the driver (`skylite.admm.driver`): they write
-checkpoints, call the callback and score validation rows; "admm" and "pcg" also run under MPI
-and stop early.  "direct" and "exact"
-are one solve in one process.
+checkpoints, call the callback, score validation rows and stop early; "admm" and "pcg" also
+run under MPI.  "direct" and "exact" are one solve in one process.
 """
 import time
 
@@ -27,8 +26,8 @@ from .admm.driver import RunResult
 from .krr import exact_dual_coef, feature_ridge_coef, memory_bytes
 from .prox import RKHSNorm, get_loss, get_regularizer
 
-__all__ = ["SOLVERS", "applies_dual_cd", "DIRECT_MAX_FEATURES", "AUTO_RULE", "is_ridge", "is_ridge_by_name",
-           "regularizer_for_map", "resolve_solver", "one_solve"]
+__all__ = ["SOLVERS", "DIRECT_MAX_FEATURES", "AUTO_RULE", "applies_dual_cd", "is_ridge",
+           "is_ridge_by_name", "regularizer_for_map", "resolve_solver", "one_solve"]
 
 SOLVERS = ("auto", "admm", "direct", "exact", "pcg", "dcd")
 # solver="auto" solves squared loss + l2 in closed form up to this many features (s^2 float64:

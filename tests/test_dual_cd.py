@@ -139,6 +139,37 @@ def test_the_search_equals_gridsearchcv(digits):
                        theirs.cv_results_["mean_test_score"], atol=1e-3)
 
 
+class Stop(Exception):
+    pass
+
+
+def test_callback_validation_early_stopping_and_checkpoints(digits, tmp_path):
+    X, y = digits[:2]
+    kw = dict(method="nystroem", n_features=128, n_blocks=2, C=10.0, random_state=0,
+              solver="dcd", tol=1e-5, max_iter=2000)
+    calls = []
+    model = KernelSVC(callback=lambda it, rec, W: calls.append(it), **kw).fit(X, y)
+    assert calls == list(range(1, model.n_iter_ + 1)) and model.converged_
+    validated = KernelSVC(early_stopping=True, n_iter_no_change=5, **{**kw, "tol": 1e-9}).fit(
+        X[:1200], y[:1200], X_val=X[1200:], y_val=y[1200:])
+    scores = [r["validation"] for r in validated.history_]
+    assert len(scores) == validated.n_iter_ < 2000 and not validated.converged_  # stopped
+    assert scores[validated.best_iteration_ - 1] == max(scores)
+    assert max(scores[-5:]) <= max(scores[:-5])     # five epochs without a better score
+    assert validated.score(X[1200:], y[1200:]) == pytest.approx(max(scores))
+    path = tmp_path / "dcd.ckpt"
+
+    def kill(it, rec, W):
+        if it == 7:
+            raise Stop
+    with pytest.raises(Stop):
+        KernelSVC(checkpoint=path, checkpoint_every=3, callback=kill, **kw).fit(X, y)
+    assert path.exists()
+    resumed = KernelSVC(checkpoint=path, checkpoint_every=3, **kw).fit(X, y)
+    assert np.array_equal(resumed.coef_, model.coef_) and not path.exists()
+    assert resumed.n_iter_ == model.n_iter_
+
+
 def test_early_stopping_auto_is_off(mnist3000):
     X, y = mnist3000
     m = KernelSVC(n_features=64, random_state=0, solver="dcd").fit(X[:300], y[:300])

@@ -46,6 +46,8 @@ __all__ = ["DualCD", "DualCDPath", "DUAL_CD_TOL_PER_TOL", "dual_cd_memory_bytes"
 DUAL_CD_TOL_PER_TOL = 100.0
 #: epochs between two records of the objective (besides the first and the last)
 OBJECTIVE_EVERY = 10
+# checkpoint array name -> attribute, where they differ
+_ATTRIBUTE = {"A": "AT", "W": "WT"}
 
 
 def dual_cd_memory_bytes(n, s, m, whitened):
@@ -220,15 +222,19 @@ class DualCD(Method):
     # ---- checkpoints ----
 
     def arrays(self):
-        return {"A": self.AT, "W": self.WT}
+        """The whole state, so that a resumed run continues bit for bit: the weights and
+        dual variables, and each problem's visiting order, active set, shrinking
+        thresholds, generator state and solved flag."""
+        return {"A": self.AT, "W": self.WT, "order": self.order, "active": self.active,
+                "bounds": self.bounds, "states": self.states, "solved": self.solved}
 
     def load(self, meta, arrays):
         for name, target in self.arrays().items():
             if name not in arrays or np.shape(arrays[name]) != target.shape:
                 raise ValueError(f"state array {name} is missing or has the wrong shape")
-        self.AT = np.array(arrays["A"], dtype=np.float64)
-        self.WT = np.array(arrays["W"], dtype=np.float64)
-        self._restart()
+        for name, target in self.arrays().items():
+            setattr(self, _ATTRIBUTE.get(name, name),
+                    np.array(arrays[name], dtype=target.dtype, order="C"))
 
     # ---- after the run ----
 
