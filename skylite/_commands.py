@@ -101,6 +101,9 @@ def _how_it_ended(model, args):
               if model.n_iter_ < args.iters else f"stopped at --iters {args.iters}")
     if model.solver_ == "pcg":
         return f"{model.n_iter_} pcg iterations ({status})"
+    if model.solver_ == "dcd":
+        return (f"{model.n_iter_} epochs of dual coordinate descent ({status}), objective "
+                f"{model.history_[-1]['objective']:.6e}")
     return (f"{model.n_iter_} iterations ({status}), objective "
             f"{model.history_[-1]['objective']:.6e}")
 

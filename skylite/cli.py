@@ -129,8 +129,9 @@ _APPLIES = {
     "n_iter_no_change": (lambda a: a.early_stop is not False, _EARLY),
     "scoring": (lambda a: a.early_stop is not False, _EARLY),
     "checkpoint_every": (lambda a: a.checkpoint is not None, "--checkpoint"),
-    "solver": (lambda a: a.solver in ("auto", "admm") or _ridge(a),
-               "--loss squared and --reg l2 (regression)"),
+    "solver": (lambda a: a.solver in ("auto", "admm") or _ridge(a)
+               or (a.solver == "dcd" and a.loss == "hinge"),
+               "--loss squared and --reg l2 (regression), or dcd with --loss hinge"),
 }
 
 
@@ -323,7 +324,9 @@ def _train_options(p):
                    help=f"--loss squared with l2 (libSkylark's skylark_krr): direct, the "
                         f"closed form on random features; exact, Cholesky of the kernel "
                         f"matrix; pcg, the kernel system by CG preconditioned with the random "
-                        f"features (also under mpiexec); auto: {AUTO_RULE} (default: "
+                        f"features (also under mpiexec); dcd, for --loss hinge: dual "
+                        f"coordinate descent on every row's features in memory, in one "
+                        f"process; auto: {AUTO_RULE} (default: "
                         f"{default['solver']})")
     g.add_argument("--rho", type=_positive(float), default=default["rho"],
                    help="initial ADMM rho")

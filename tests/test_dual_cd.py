@@ -170,6 +170,19 @@ def test_callback_validation_early_stopping_and_checkpoints(digits, tmp_path):
     assert resumed.n_iter_ == model.n_iter_
 
 
+def test_the_command_line_trains_with_it(digits, tmp_path, capsys):
+    from skylite.cli import main
+    X, y = digits[:2]
+    data = tmp_path / "digits.npz"
+    np.savez(data, X=X, y=y)
+    assert main(["train", str(data), "-m", str(tmp_path / "m.sky"), "--solver", "dcd",
+                 "--features", "128", "--sigma", "0.4"]) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.startswith("iter ")]
+    assert lines and "dual objective" in lines[0] and "objective" in lines[-1].split("solved")[1]
+    assert "epochs of dual coordinate descent (converged), objective" in out
+
+
 def test_early_stopping_auto_is_off(mnist3000):
     X, y = mnist3000
     m = KernelSVC(n_features=64, random_state=0, solver="dcd").fit(X[:300], y[:300])

@@ -51,8 +51,14 @@ def collective_callback(dist, callback, it, record, W):
 
 
 def format_record(r):
-    """The verbose line of a history record (ADMM's, or PCG's relative residual)."""
-    if "objective" in r:
+    """The verbose line of a history record (ADMM's, dual coordinate descent's, or PCG's
+    relative residual)."""
+    if "violation" in r:                       # dual coordinate descent
+        line = (f"iter {r['iteration']:4d}  dual objective {r['dual_objective']:.6e}  span "
+                f"{r['violation']:.2e}  solved {r['solved']}")
+        if "objective" in r:
+            line += f"  objective {r['objective']:.6e}  gap {r['gap']:.2e}"
+    elif "objective" in r:
         line = (f"iter {r['iteration']:4d}  objective {r['objective']:.6e}  primal "
                 f"{r['primal']:.2e}  dual {r['dual']:.2e}  rho {r['rho']:.2g}")
     else:
