@@ -204,6 +204,21 @@ def test_bad_uses_are_named(digits):
                                                                   warm_start=fitted.coef_)
 
 
+def test_a_singular_rkhs_gram_matrix_is_named(digits):
+    from skylite._distributed import Distributed
+    from skylite.admm.dual_cd import DualCD
+    X, y = digits[:2]
+    fmap = KernelSVC(n_features=64, n_blocks=2, method="nystroem", random_state=0).fit(
+        X, y).feature_map_
+
+    class Singular:
+        name, gram = "rkhs", np.zeros((64, 64))
+    method = DualCD(fmap, Singular(), 1e-3, 0.1, 0, 1, 10)
+    Y = np.where(y[:, None] == np.unique(y)[None, :], 1.0, -1.0)
+    with pytest.raises(ValueError, match="not positive definite here .* solver='admm'"):
+        method.setup(X, Y, len(X), 1, Distributed(None))
+
+
 def test_refuses_what_does_not_fit_in_memory(digits, monkeypatch):
     X, y = digits[:2]
     monkeypatch.setattr(driver_module, "available_memory_bytes", lambda: 10**6)

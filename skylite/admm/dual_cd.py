@@ -115,8 +115,14 @@ class DualCD(Method):
         tick = time.perf_counter()
         self.factor = None
         if self.whitened:                    # Z~ = Z R^-T, one triangular solve
-            self.factor = cholesky(np.array(self.regularizer.gram, dtype=np.float64),
-                                   "the RKHS Gram matrix G of the Nystroem map")[0]
+            try:
+                self.factor = cholesky(np.array(self.regularizer.gram, dtype=np.float64),
+                                       "G")[0]
+            except ValueError:
+                raise ValueError(
+                    "solver='dcd' whitens Nystroem features with the Cholesky factor of the "
+                    "map's RKHS Gram matrix G, which is not positive definite here (landmarks "
+                    "too close for the bandwidth); use solver='admm', or n_blocks=1") from None
             Z = scipy.linalg.solve_triangular(self.factor, Z.T, lower=True,
                                               overwrite_b=True, check_finite=False).T
         self.Z = np.ascontiguousarray(Z)
