@@ -33,7 +33,8 @@ sigma = 6, C = 1, 10, 100, 1000 solved by `fit_path` (one setup, each solve cont
 the previous one's state) and by cold fits, early stopping off, tol = 1e-3: iterations and
 seconds per C, the objective each stopped at, and the iterations the cold fit needed to
 reach the objective the path's solve stopped at (the cold fits run with max_iter 3000;
-solver="dcd" records the objective every tenth epoch, so its count is rounded up to one).
+solver="dcd" records the objective every tenth epoch, so its count is rounded up to the
+next record).
 """
 import argparse
 import json

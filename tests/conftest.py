@@ -12,6 +12,26 @@ from skylite.datasets import load_pendigits
 DATA = Path(__file__).resolve().parent / "data"
 
 
+class Stop(Exception):
+    """Raised by a test's callback to interrupt a fit."""
+
+
+def interrupted_then_resumed(make, X, y, path, at):
+    """An estimator's checkpoint round trip: `make(callback=...)` (an estimator writing its
+    checkpoint to `path`) is interrupted at iteration `at`, its checkpoint must survive, and
+    `make()` resumes from it; returns the resumed, fitted estimator (whose finished run has
+    removed the checkpoint)."""
+    def kill(it, record, coef):
+        if it == at:
+            raise Stop
+    with pytest.raises(Stop):
+        make(callback=kill).fit(X, y)
+    assert path.exists()
+    resumed = make().fit(X, y)
+    assert not path.exists()
+    return resumed
+
+
 @pytest.fixture(scope="session")
 def _mnist():
     """The MNIST sample (tests/data/README.md): float32 pixels k / 255, as in MNIST, and labels."""

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import Stop, interrupted_then_resumed
 
 from skylite import KernelRidge
 from skylite.admm import checkpoint
@@ -123,10 +124,6 @@ def test_driver_warm_start_and_its_check(rows):
         Driver(Halving(), DriverSettings(50)).run(X, Y, start=np.zeros(3))
 
 
-class Stop(Exception):
-    pass
-
-
 def test_driver_checkpoint_resumes_to_the_same_run_and_refuses_a_mismatch(rows, tmp_path):
     X, Y = rows
     path = tmp_path / "run.ckpt"
@@ -214,15 +211,10 @@ def test_kernel_ridge_pcg_gains_callback_validation_early_stopping_and_checkpoin
     assert scores[validated.best_iteration_ - 1] == max(scores)
     assert validated.score(X[250:], y[250:]) == pytest.approx(max(scores))
     path = tmp_path / "pcg.ckpt"
-
-    def kill(it, rec, A):
-        if it == 5:
-            raise Stop
-    with pytest.raises(Stop):
-        KernelRidge(checkpoint=path, checkpoint_every=2, callback=kill, **kw).fit(X, y)
-    assert path.exists()
-    resumed = KernelRidge(checkpoint=path, checkpoint_every=2, **kw).fit(X, y)
-    assert np.array_equal(resumed.dual_coef_, model.dual_coef_) and not path.exists()
+    resumed = interrupted_then_resumed(
+        lambda **extra: KernelRidge(checkpoint=path, checkpoint_every=2, **kw, **extra),
+        X, y, path, at=5)
+    assert np.array_equal(resumed.dual_coef_, model.dual_coef_)
     warm = KernelRidge(**kw).fit(X, y, warm_start=model.dual_coef_)
     assert warm.n_iter_ == 1
 

@@ -5,6 +5,7 @@ ADMM's on the same problem, thread independence, the path over C, the search, ba
 Data: pendigits (ships with skylite) and the MNIST sample in tests/data."""
 import numpy as np
 import pytest
+from conftest import interrupted_then_resumed
 from hypothesis import given, settings, strategies as st
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
@@ -139,10 +140,6 @@ def test_the_search_equals_gridsearchcv(digits):
                        theirs.cv_results_["mean_test_score"], atol=1e-3)
 
 
-class Stop(Exception):
-    pass
-
-
 def test_callback_validation_early_stopping_and_checkpoints(digits, tmp_path):
     X, y = digits[:2]
     kw = dict(method="nystroem", n_features=128, n_blocks=2, C=10.0, random_state=0,
@@ -158,15 +155,10 @@ def test_callback_validation_early_stopping_and_checkpoints(digits, tmp_path):
     assert max(scores[-5:]) <= max(scores[:-5])     # five epochs without a better score
     assert validated.score(X[1200:], y[1200:]) == pytest.approx(max(scores))
     path = tmp_path / "dcd.ckpt"
-
-    def kill(it, rec, W):
-        if it == 7:
-            raise Stop
-    with pytest.raises(Stop):
-        KernelSVC(checkpoint=path, checkpoint_every=3, callback=kill, **kw).fit(X, y)
-    assert path.exists()
-    resumed = KernelSVC(checkpoint=path, checkpoint_every=3, **kw).fit(X, y)
-    assert np.array_equal(resumed.coef_, model.coef_) and not path.exists()
+    resumed = interrupted_then_resumed(
+        lambda **extra: KernelSVC(checkpoint=path, checkpoint_every=3, **kw, **extra),
+        X, y, path, at=7)
+    assert np.array_equal(resumed.coef_, model.coef_)
     assert resumed.n_iter_ == model.n_iter_
 
 

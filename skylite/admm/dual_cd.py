@@ -46,8 +46,10 @@ __all__ = ["DualCD", "DualCDPath", "DUAL_CD_TOL_PER_TOL", "dual_cd_memory_bytes"
 DUAL_CD_TOL_PER_TOL = 100.0
 #: epochs between two records of the objective (besides the first and the last)
 OBJECTIVE_EVERY = 10
-# checkpoint array name -> attribute, where they differ
-_ATTRIBUTE = {"A": "AT", "W": "WT"}
+# what a checkpoint holds: the whole state (the weights and dual variables, and each
+# problem's visiting order, active set, shrinking thresholds, generator state and solved
+# flag), so that a resumed run continues bit for bit
+_STATE = ("AT", "WT", "order", "active", "bounds", "states", "solved")
 
 
 def dual_cd_memory_bytes(n, s, m, whitened):
@@ -228,19 +230,14 @@ class DualCD(Method):
     # ---- checkpoints ----
 
     def arrays(self):
-        """The whole state, so that a resumed run continues bit for bit: the weights and
-        dual variables, and each problem's visiting order, active set, shrinking
-        thresholds, generator state and solved flag."""
-        return {"A": self.AT, "W": self.WT, "order": self.order, "active": self.active,
-                "bounds": self.bounds, "states": self.states, "solved": self.solved}
+        return {name: getattr(self, name) for name in _STATE}
 
     def load(self, meta, arrays):
         for name, target in self.arrays().items():
             if name not in arrays or np.shape(arrays[name]) != target.shape:
                 raise ValueError(f"state array {name} is missing or has the wrong shape")
         for name, target in self.arrays().items():
-            setattr(self, _ATTRIBUTE.get(name, name),
-                    np.array(arrays[name], dtype=target.dtype, order="C"))
+            setattr(self, name, np.array(arrays[name], dtype=target.dtype, order="C"))
 
     # ---- after the run ----
 
