@@ -36,6 +36,7 @@ from .admm.driver import Driver
 from .admm.dual_cd import DUAL_CD_TOL_PER_TOL, DualCD, DualCDPath
 from .admm.pcg import PCG
 from .admm.settings import DEFAULTS, EngineSettings
+from .admm.whitening import WhitenedBlockADMM, whitening_factor
 from .prox import get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
 
@@ -283,7 +284,15 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         runtime = dict(callback=callback, validation=validation, comm=self.comm)
         engine = None
         if method is None:
-            engine = BlockADMM(self.feature_map_, loss, regularizer, settings, **runtime)
+            factor = dist.agree(whitening_factor, self.feature_map_, regularizer, settings,
+                                X.shape[0], available_memory_bytes() // dist.ranks_on_node())
+            if not all(dist.allgather(factor is not None)):      # every rank, or none
+                factor = None
+            if factor is None:
+                engine = BlockADMM(self.feature_map_, loss, regularizer, settings, **runtime)
+            else:
+                engine = WhitenedBlockADMM(self.feature_map_, loss, regularizer, settings,
+                                           factor=factor, **runtime)
             result = engine.fit(X, Y, W0=warm_start, checked=True).result_
         else:
             driver = Driver(method, settings.driver(), **runtime)

@@ -84,11 +84,13 @@ def test_two_ranks_agree_on_nystroem_landmarks_and_repeat_the_simulated_blocks(m
     for r in results.values():
         assert r["landmarks_same"] and r["whitening_same"] and r["coef_same"]
         assert r["estimator_coef_same"] and r["estimator_regularizer"] == "rkhs"
+        assert r["estimator_whitened"]
     root = results[0]
     assert root["landmarks_equal_serial"]          # drawn by global row id from the seed
     assert root["iterations"] == [30, 30]
     assert root["history_rel"] <= 1e-10
     assert root["coef_rel"] <= 1e-10
+    assert root["estimator_whitened_serial"] and root["estimator_objective_rel"] <= 1e-5
 
 
 def test_unequal_ranks_missing_class_global_score_and_sigma(mpiexec):

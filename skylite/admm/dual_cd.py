@@ -39,6 +39,7 @@ from .._threads import blas_single_threaded
 from .._validation import check_positive
 from ._dual_cd import dual_cd_epoch
 from .driver import Method
+from .whitening import whiten
 
 __all__ = ["DualCD", "DualCDPath", "DUAL_CD_TOL_PER_TOL", "dual_cd_memory_bytes"]
 
@@ -112,11 +113,12 @@ class DualCD(Method):
         if not dist.serial:
             raise ValueError("solver='dcd' runs in one process; use solver='admm' under MPI")
         tick = time.perf_counter()
-        Z = np.asarray(self.feature_map.transform(X), dtype=np.float64)
+        self.Z = np.ascontiguousarray(self.feature_map.transform(
+            X.astype(np.float64, copy=False), n_threads=self.n_threads))
         self._seconds["transform"] = time.perf_counter() - tick
         tick = time.perf_counter()
         self.factor = None
-        if self.whitened:                    # Z~ = Z R^-T, one triangular solve
+        if self.whitened:                    # Z~ = Z R^-T (skylite.admm.whitening)
             try:
                 self.factor = cholesky(np.array(self.regularizer.gram, dtype=np.float64),
                                        "G")[0]
@@ -125,9 +127,7 @@ class DualCD(Method):
                     "solver='dcd' whitens Nystroem features with the Cholesky factor of the "
                     "map's RKHS Gram matrix G, which is not positive definite here (landmarks "
                     "too close for the bandwidth); use solver='admm', or n_blocks=1") from None
-            Z = scipy.linalg.solve_triangular(self.factor, Z.T, lower=True,
-                                              overwrite_b=True, check_finite=False).T
-        self.Z = np.ascontiguousarray(Z)
+            whiten(self.Z, self.factor, self.n_threads)
         self._seconds["whitening"] = time.perf_counter() - tick
         self.YT = np.ascontiguousarray(Y.T)
         self.q = np.einsum("ij,ij->i", self.Z, self.Z)

@@ -1,0 +1,217 @@
+"""Block ADMM on whitened Nystroem features: the RKHS norm as l2, when every row's features fit.
+
+With a Nystroem map of several column blocks, l2 on the features is the RKHS norm
+r(W) = 1/2 tr(W^T G W) of the functions the map spans (skylite.prox.RKHSNorm).  Its prox
+solves with an s x s matrix every iteration (s^2 m flops reading an s x s factor: at
+s = 4096 and 10 classes about as long as the iteration's products with Z) and refactors
+I + t G whenever rho changes.  With G = L L^T (Cholesky), the features z~ = L^-1 z and the
+weights w~ = L^T w make it the same problem with the l2 regularizer:
+
+    z~ . w~ = z . w,        ||w~||^2 = w^T G w,
+
+whose prox is elementwise.  `WhitenedADMM` forms Z~ = Z L^-T once per setup (n s^2 flops,
+in fixed chunks of rows, so the same bits on any number of threads), runs block ADMM on the
+columns of Z~ (skylite.sketch.Identity over the map's column blocks) with l2, and reads the
+model as W = L^-T W~ (`coef`): the validation scores, the callback, early stopping and the
+fitted coef_ see the Nystroem model W, as without whitening.  A warm start W0 starts at
+W~0 = L^T W0.  A solve on the same setup at another alpha (a regularization path, a search)
+keeps Z~.
+
+The estimators use it (`whitening_factor`) for block ADMM when Z~ takes at most a quarter of
+the memory budget (memory_budget, or half the available memory) on every rank and G is
+positive definite; otherwise the RKHS norm's prox runs as before.  Each rank whitens its own
+rows with the same L (G is the same on every rank), so a run under MPI solves the serial
+problem, and a size-one communicator repeats the serial run bitwise.  Z~ is held in the fit's
+precision beside the engine's caches of its blocks (scaled by c), so that it takes up to twice
+the memory of a cached run with the RKHS norm.  What it gains on MNIST is in docs/engine.md.
+"""
+import time
+from dataclasses import replace
+
+import numpy as np
+import scipy.linalg
+from scipy.linalg.lapack import get_lapack_funcs
+
+from .._threads import blas_single_threaded
+from ..prox import get_regularizer
+from ..prox._fixed_chunks import map_chunks
+from ..sketch import Identity
+from ..sketch._base import even_block_sizes
+from .blockadmm import ADMM, BlockADMM
+
+__all__ = ["WhitenedADMM", "WhitenedBlockADMM", "whitening_factor", "whitened_features",
+           "whiten", "WHITEN_ROWS"]
+
+# rows of Z per triangular solve (the unit of parallel work, fixed so that Z~ does not
+# depend on the number of threads); 1024 x 4096 float64 is 32 MiB
+WHITEN_ROWS = 1024
+# products W = L^-T W~ in chunks of this many rows of L^-T
+UNWHITEN_ROWS = 512
+
+
+def whitening_factor(feature_map, regularizer, settings, n_rows, available):
+    """The lower Cholesky factor L of the map's RKHS Gram matrix G when the estimators'
+    block ADMM should run on whitened features (module docstring), else None.
+
+    Parameters
+    ----------
+    feature_map : fitted skylite.sketch map
+        The fit's map.
+    regularizer : skylite.prox regularizer
+        After `skylite._solvers.regularizer_for_map`: whitening applies to the RKHS norm.
+    settings : skylite.admm.settings.EngineSettings
+        The fit's settings (memory_budget, precision, cache_precision).
+    n_rows : int
+        This process's training rows.
+    available : int
+        Bytes of memory available to this process.  Under MPI the ranks whiten only if
+        every rank's call returns a factor (the estimators check it with one allgather).
+
+    Returns
+    -------
+    ndarray of shape (s, s) or None
+        L in float64 (G = L L^T).
+    """
+    if regularizer.name != "rkhs" or settings.memory_budget == 0:
+        return None
+    if settings.cache_precision not in ("auto", settings.precision):
+        return None                     # a cache precision the user chose: kept
+    s = feature_map.n_features
+    sizes = list(feature_map.block_sizes)
+    if sizes != list(even_block_sizes(s, len(sizes))):
+        return None
+    itemsize = 4 if settings.precision == "float32" else 8
+    budget = settings.memory_budget or available // 2
+    if n_rows * s * itemsize > budget // 4:
+        return None
+    G = np.array(regularizer.gram, dtype=np.float64)
+    potrf, = get_lapack_funcs(("potrf",), (G,))
+    with blas_single_threaded():
+        L, info = potrf(G, lower=1, overwrite_a=1, clean=1)
+    return L if info == 0 else None          # G only semidefinite: the RKHS norm's prox
+
+
+def whitened_features(feature_map, X, L, dtype, n_threads):
+    """Z~ = z(X) L^-T (n x s, `dtype`): the map's features of X in `dtype` (as the engine
+    makes them), whitened in place (`whiten`)."""
+    Z = np.ascontiguousarray(feature_map.transform(X.astype(dtype, copy=False),
+                                                   n_threads=n_threads), dtype=dtype)
+    return whiten(Z, L, n_threads)
+
+
+def whiten(Z, L, n_threads):
+    """Z <- Z L^-T in place (Z: n x s, C order), one triangular solve per fixed chunk of
+    WHITEN_ROWS rows (single-threaded BLAS each, the chunks on n_threads threads)."""
+    factor = L.astype(Z.dtype, copy=False)
+
+    def solve(start, stop):
+        rows = Z[start:stop].T                  # s x rows, Fortran order: solved in place
+        solved = scipy.linalg.solve_triangular(factor, rows, lower=True, overwrite_b=True,
+                                               check_finite=False)
+        if solved is not rows:                  # overwrite_b permits, does not promise
+            rows[...] = solved
+    with blas_single_threaded():
+        map_chunks(solve, Z.shape[0], WHITEN_ROWS, n_threads)
+    return Z
+
+
+class WhitenedADMM(ADMM):
+    """Block ADMM (`ADMM`) on whitened Nystroem features with l2 (module docstring).
+
+    Parameters
+    ----------
+    feature_map : fitted skylite.sketch.Nystroem
+        The map; its column blocks are the engine's.
+    loss : skylite.prox.Loss
+        The loss V.
+    regularizer : skylite.prox.RKHSNorm
+        The RKHS norm of the map (the problem; the engine runs l2 on Z~).
+    settings : EngineSettings
+        As for `ADMM`.
+    n_threads : int
+        Threads of the native code and of the whitening.
+    factor : ndarray of shape (s, s)
+        L, the lower Cholesky factor of G (`whitening_factor`).
+    """
+
+    def __init__(self, feature_map, loss, regularizer, settings, n_threads, factor):
+        s, C = feature_map.n_features, len(feature_map.block_sizes)
+        columns = Identity(n_blocks=C)._fit_dimension(s, 0)
+        super().__init__(columns, loss, get_regularizer("l2"), settings, n_threads)
+        self.nystroem, self.rkhs, self.factor = feature_map, regularizer, factor
+        with blas_single_threaded():             # L^-T, upper triangular, for `coef`
+            inverse, info = get_lapack_funcs(("trtri",), (factor,))[0](factor, lower=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"trtri failed (info={info})")
+        self._unwhitening = np.ascontiguousarray(np.tril(inverse).T)
+        self._whitening_seconds = 0.0
+
+    @property
+    def n_features_in(self):
+        return self.nystroem.transform_op_.n_features_in
+
+    def _dtype(self):
+        return np.float32 if self.settings.precision == "float32" else np.float64
+
+    def plan(self, X, Y, available):
+        """The plan of block ADMM on Z~ (n x s, the fit's precision), with Z~, L and L^-T
+        taken out of `available` and of memory_budget (Z~ is allocated at setup); the engine
+        caches the blocks of Z~, scaled by c, where they fit."""
+        dtype = self._dtype()
+        shape = (X.shape[0], self.nystroem.n_features)
+        held = shape[0] * shape[1] * np.dtype(dtype).itemsize + 2 * self.factor.nbytes
+        if self.settings.memory_budget:            # the budget bounds Z~ too
+            self.settings = replace(self.settings,
+                                    memory_budget=max(1, self.settings.memory_budget - held))
+        standin = np.broadcast_to(np.zeros((), dtype=dtype), shape)
+        super().plan(standin, Y, max(0, available - held))
+
+    def setup(self, X, Y, n, n_row_blocks_total, dist):
+        tick = time.perf_counter()
+        Z = whitened_features(self.nystroem, X, self.factor, self._dtype(), self.n_threads)
+        self._whitening_seconds = time.perf_counter() - tick
+        super().setup(Z, Y, n, n_row_blocks_total, dist)
+        self.memory_estimate += Z.nbytes + 2 * self.factor.nbytes   # and L, L^-T
+
+    def header(self, dist):
+        return ("whitened Nystroem features (the RKHS norm as l2), "
+                f"{self._whitening_seconds:.2f}s; " + super().header(dist))
+
+    def checkpoint_meta(self):
+        return {**super().checkpoint_meta(), "regularizer": "rkhs", "whitened": True}
+
+    @property
+    def coef(self):
+        """W = L^-T W~ (s x m), in fixed chunks of rows (the same bits on any threads)."""
+        whitened = super().coef
+        out = np.empty_like(whitened)
+
+        def product(start, stop):
+            np.matmul(self._unwhitening[start:stop, start:], whitened[start:],
+                      out=out[start:stop])
+        map_chunks(product, out.shape[0], UNWHITEN_ROWS, self.n_threads)
+        return out
+
+    def warm_start(self, W0, dist):
+        """Start at W~0 = L^T W0."""
+        super().warm_start(self.factor.T @ np.asarray(W0, dtype=np.float64), dist)
+
+    def phase_seconds(self, history):
+        return {**super().phase_seconds(history), "whitening": self._whitening_seconds}
+
+    def result_details(self):
+        return {**super().result_details(), "whitened": True}
+
+
+class WhitenedBlockADMM(BlockADMM):
+    """`BlockADMM` whose method is `WhitenedADMM` (the same arguments, and `factor`)."""
+
+    def __init__(self, feature_map, loss, regularizer, settings=None, /, *, factor,
+                 **options):
+        super().__init__(feature_map, loss, regularizer, settings, **options)
+        self.factor = factor
+
+    def _new_method(self, settings):
+        self.method_ = WhitenedADMM(self.feature_map, self.loss, self.regularizer, settings,
+                                    self.n_threads, self.factor)
+        self.driver_ = self.driver(self.method_)
