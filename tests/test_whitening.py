@@ -10,7 +10,8 @@ from sklearn.svm import LinearSVC
 from skylite import KernelRidge, KernelSVC
 from skylite.admm import BlockADMM
 from skylite.admm.settings import EngineSettings
-from skylite.admm.whitening import WhitenedBlockADMM, whitened_features, whitening_factor
+from skylite.admm.whitening import (WHITEN_MAX_ROWS, WhitenedBlockADMM, inverse_transpose,
+                                    whitened_features, whitening_factor)
 from skylite.kernels import Gaussian
 from skylite.prox import RKHSNorm, get_loss
 from skylite.prox.coding import code_labels
@@ -36,11 +37,13 @@ def test_whitened_features_turn_the_rkhs_norm_into_l2(problem):
     """Z~ = Z L^-T with G = L L^T: Z~ w~ = Z w and ||w~||^2 = w^T G w for w~ = L^T w."""
     X, _, _, fmap, _ = problem
     L = _factor(fmap)
-    Zw = whitened_features(fmap, X, L, np.float64, 2)
+    U = inverse_transpose(L)
+    assert np.allclose(U.T @ L, np.eye(len(L)), atol=1e-8) and np.array_equal(U, np.triu(U))
+    Zw = whitened_features(fmap, X, U, np.float64, 2)
     W = np.random.default_rng(0).standard_normal((fmap.n_features, 3))
     assert np.allclose(Zw @ (L.T @ W), fmap.transform(X) @ W, rtol=1e-9, atol=1e-9)
     assert np.isclose(np.sum((L.T @ W) ** 2), np.vdot(W, fmap.rkhs_gram() @ W), rtol=1e-10)
-    assert np.array_equal(Zw, whitened_features(fmap, X, L, np.float64, 1))
+    assert np.array_equal(Zw, whitened_features(fmap, X, U, np.float64, 1))
 
 
 def test_whitened_admm_reaches_the_rkhs_problems_optimum(problem):
@@ -116,6 +119,8 @@ def test_whitening_is_not_used_where_it_cannot_be(problem):
     users_cache = EngineSettings(cache_precision="bfloat16", precision="float32")
     assert whitening_factor(fmap, reg, users_cache, 600, 2**34) is None
     assert whitening_factor(fmap, reg, s, 10**9, 2**34) is None               # too big
+    assert whitening_factor(fmap, reg, s, WHITEN_MAX_ROWS + 1, 2**40) is None  # too slow
+    assert whitening_factor(fmap, reg, s, WHITEN_MAX_ROWS, 2**40) is not None
     singular = SimpleNamespace(name="rkhs", gram=np.ones((96, 96)))
     assert whitening_factor(fmap, singular, s, 600, 2**34) is None            # G only PSD
     assert whitening_factor(fmap, SimpleNamespace(name="l2"), s, 600, 2**34) is None
