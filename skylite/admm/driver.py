@@ -334,12 +334,14 @@ class Driver:
             layout = SumsLayout(method.n_sums,
                                 validation.n_partial if collective_validation else 0,
                                 method.n_dots)     # e.g. Anderson's grow with its memory
-            parts = []
+            parts, coef = [], None
             if guard.error is None:
                 with guard:
                     parts.append(method.local_sums(info))
+                    if validation is not None or self.callback:    # read once: may cost
+                        coef = method.coef                          # a product (whitening)
                     if collective_validation:
-                        parts.append(validation.partial(method.coef))
+                        parts.append(validation.partial(coef))
                     if layout.dots.stop > layout.dots.start:
                         parts.append(method.dots(info, before))
             if guard.error is not None and dist.serial:
@@ -353,9 +355,9 @@ class Driver:
                 scores = validation.finish(total[layout.validation])
                 record.update(scores if isinstance(scores, dict) else {"validation": scores})
             elif validation is not None:
-                record["validation"] = validation(method.coef)
+                record["validation"] = validation(coef)
             as_python_numbers(record)   # what follows adds Python floats and strings only
-            stop = (collective_callback(dist, self.callback, it, record, method.coef)
+            stop = (collective_callback(dist, self.callback, it, record, coef)
                     if self.callback else False)
             adapt_tick = time.perf_counter()
             method.adapt(it, record, total[layout.dots], converged or stop)

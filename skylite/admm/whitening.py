@@ -11,23 +11,24 @@ weights w~ = L^T w make it the same problem with the l2 regularizer:
 
 whose prox is elementwise.  `WhitenedADMM` forms Z~ = Z L^-T once per setup (about n s^2
 flops of products with U = L^-T, in fixed chunks of rows, so the same bits on any number of
-threads), runs block ADMM on the
-columns of Z~ (skylite.sketch.Identity over the map's column blocks) with l2, and reads the
-model as W = L^-T W~ (`coef`): the validation scores, the callback, early stopping and the
-fitted coef_ see the Nystroem model W, as without whitening.  A warm start W0 starts at
-W~0 = L^T W0.  A solve on the same setup at another alpha (a regularization path, a search)
-keeps Z~.
+threads), runs block ADMM on the columns of Z~ (skylite.sketch.Identity over the map's column
+blocks) with l2, and reads the model as W = L^-T W~ (`coef`): the validation scores, the
+callback, early stopping and the fitted coef_ see the Nystroem model W, as without
+whitening.  A warm start W0 starts at W~0 = L^T W0.  A solve on the same setup at another
+alpha (a regularization path, a search) keeps Z~.
 
 The estimators use it (`whitening_factor`) for block ADMM when every rank has at most
 WHITEN_MAX_ROWS rows, Z~ takes at most a quarter of the memory budget (memory_budget, or
-half the available memory) and G is positive definite; otherwise the RKHS norm's prox runs as before.  Each rank whitens its own
-rows with the same L (G is the same on every rank), so a run under MPI solves the serial
-problem, and a size-one communicator repeats the serial run bitwise.  Z~ is held in the fit's
-precision beside the engine's caches of its blocks (scaled by c), so that it takes up to twice
-the memory of a cached run with the RKHS norm.  What it gains on MNIST is in docs/engine.md.
+half the available memory) and G is positive definite; otherwise the RKHS norm's prox runs
+as before.  Each rank whitens its own rows with the same L (G is the same on every rank), so
+a run under MPI solves the serial problem, and a size-one communicator repeats the serial
+run bitwise.  Z~ is held in the fit's precision beside the engine's caches of its blocks
+(scaled by c): up to twice the memory of a cached run with the RKHS norm.  What it gains on
+MNIST is in docs/engine.md ("Whitened Nystroem features").
 """
 import time
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 from scipy.linalg.lapack import get_lapack_funcs
@@ -161,7 +162,7 @@ class WhitenedADMM(ADMM):
         s, C = feature_map.n_features, len(feature_map.block_sizes)
         columns = Identity(n_blocks=C)._fit_dimension(s, 0)
         super().__init__(columns, loss, get_regularizer("l2"), settings, n_threads)
-        self.nystroem, self.rkhs, self.factor = feature_map, regularizer, factor
+        self.nystroem, self.factor = feature_map, factor
         self._unwhitening = inverse_transpose(factor)       # U = L^-T: Z~ = Z U, W = U W~
         self._whitening_seconds = 0.0
 
@@ -202,7 +203,8 @@ class WhitenedADMM(ADMM):
 
     @property
     def coef(self):
-        """W = L^-T W~ (s x m), in fixed chunks of rows (the same bits on any threads)."""
+        """W = U W~ (s x m), U = L^-T, in fixed chunks of U's rows (the same bits on any
+        number of threads)."""
         whitened = super().coef
         out = np.empty_like(whitened)
 
@@ -224,14 +226,9 @@ class WhitenedADMM(ADMM):
 
 
 class WhitenedBlockADMM(BlockADMM):
-    """`BlockADMM` whose method is `WhitenedADMM` (the same arguments, and `factor`)."""
+    """`BlockADMM` whose method is `WhitenedADMM`: the same arguments, and `factor` (L)."""
 
     def __init__(self, feature_map, loss, regularizer, settings=None, /, *, factor,
                  **options):
         super().__init__(feature_map, loss, regularizer, settings, **options)
-        self.factor = factor
-
-    def _new_method(self, settings):
-        self.method_ = WhitenedADMM(self.feature_map, self.loss, self.regularizer, settings,
-                                    self.n_threads, self.factor)
-        self.driver_ = self.driver(self.method_)
+        self.method_class = partial(WhitenedADMM, factor=factor)
