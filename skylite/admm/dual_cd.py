@@ -31,6 +31,7 @@ a smaller tol closes it.
 import time
 
 import numpy as np
+import scipy.linalg
 
 from .._linalg import cholesky
 from .._machine import format_bytes
@@ -38,7 +39,6 @@ from .._threads import blas_single_threaded
 from .._validation import check_positive
 from ._dual_cd import dual_cd_epoch
 from .driver import Method
-from .whitening import inverse_transpose, whiten
 
 __all__ = ["DualCD", "DualCDPath", "DUAL_CD_TOL_PER_TOL", "dual_cd_memory_bytes"]
 
@@ -54,10 +54,9 @@ _STATE = ("AT", "WT", "order", "active", "bounds", "states", "solved")
 
 def dual_cd_memory_bytes(n, s, m, whitened):
     """The bytes the method holds at its peak: the features (n s float64, and the map's
-    output before conversion), the factor of G and its inverse when `whitened` (2 s^2), the
-    targets, dual
+    output before conversion), the factor of G when `whitened` (s^2), the targets, dual
     variables and visiting orders (m n float64, float64 and int32) and the weights (2 m s)."""
-    return 8 * (2 * n * s + (2 * s * s if whitened else 0) + 2 * m * n + 2 * m * s) + 4 * m * n
+    return 8 * (2 * n * s + (s * s if whitened else 0) + 2 * m * n + 2 * m * s) + 4 * m * n
 
 
 class DualCD(Method):
@@ -113,12 +112,11 @@ class DualCD(Method):
         if not dist.serial:
             raise ValueError("solver='dcd' runs in one process; use solver='admm' under MPI")
         tick = time.perf_counter()
-        self.Z = np.ascontiguousarray(self.feature_map.transform(
-            X.astype(np.float64, copy=False), n_threads=self.n_threads))
+        Z = np.asarray(self.feature_map.transform(X), dtype=np.float64)
         self._seconds["transform"] = time.perf_counter() - tick
         tick = time.perf_counter()
         self.factor = None
-        if self.whitened:                    # Z~ = Z R^-T (skylite.admm.whitening)
+        if self.whitened:                    # Z~ = Z R^-T, one triangular solve
             try:
                 self.factor = cholesky(np.array(self.regularizer.gram, dtype=np.float64),
                                        "G")[0]
@@ -127,8 +125,9 @@ class DualCD(Method):
                     "solver='dcd' whitens Nystroem features with the Cholesky factor of the "
                     "map's RKHS Gram matrix G, which is not positive definite here (landmarks "
                     "too close for the bandwidth); use solver='admm', or n_blocks=1") from None
-            self.unwhitening = inverse_transpose(self.factor)
-            whiten(self.Z, self.unwhitening, self.n_threads)
+            Z = scipy.linalg.solve_triangular(self.factor, Z.T, lower=True,
+                                              overwrite_b=True, check_finite=False).T
+        self.Z = np.ascontiguousarray(Z)
         self._seconds["whitening"] = time.perf_counter() - tick
         self.YT = np.ascontiguousarray(Y.T)
         self.q = np.einsum("ij,ij->i", self.Z, self.Z)
@@ -217,10 +216,11 @@ class DualCD(Method):
 
     @property
     def coef(self):
-        """W (s x m): W~^T, or R^-T W~^T for the RKHS norm (R^-T: `unwhitening`)."""
+        """W (s x m): W~^T, or R^-T W~^T for the RKHS norm."""
         if self.factor is None:
             return np.ascontiguousarray(self.WT.T)
-        return self.unwhitening @ self.WT.T
+        return scipy.linalg.solve_triangular(self.factor, self.WT.T, lower=True, trans="T",
+                                             check_finite=False)
 
     def check_start(self, start):
         raise ValueError("solver='dcd' takes no warm start from a model (its state is the "
