@@ -32,6 +32,15 @@ def interrupted_then_resumed(make, X, y, path, at):
     return resumed
 
 
+def kept_the_best_validated(model, X_val, y_val):
+    """A fit with validation rows kept its best-scoring iterate, and that model scores the
+    recorded best on the validation rows; returns the recorded scores."""
+    scores = [r["validation"] for r in model.history_]
+    assert scores[model.best_iteration_ - 1] == max(scores)
+    assert model.score(X_val, y_val) == pytest.approx(max(scores))
+    return scores
+
+
 @pytest.fixture(scope="session")
 def _mnist():
     """The MNIST sample (tests/data/README.md): float32 pixels k / 255, as in MNIST, and labels."""

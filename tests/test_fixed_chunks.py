@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from skylite.prox import AbsoluteLoss, L1
-from skylite.prox._fixed_chunks import map_chunks
+from skylite.prox._fixed_chunks import chunked_product, map_chunks
 
 LOSS_CHUNK = 1024          # rows per partial sum of Loss.value_rows
 REGULARIZER_CHUNK = 4096   # entries per partial sum of Regularizer.value_rows
@@ -89,3 +89,17 @@ def test_map_chunks_reports_errors():
             raise RuntimeError(f"chunk {start}")
     with pytest.raises(RuntimeError, match="chunk 8"):
         map_chunks(fail, 20, 4, 2)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_chunked_product_is_the_product_on_any_number_of_threads(upper):
+    rng = np.random.default_rng(0)
+    A, B = wide_range((700, 700), 1), rng.standard_normal((700, 5))
+    if upper:
+        A = np.triu(A)
+        rows, columns = np.indices(A.shape)
+        A[columns < rows // 128 * 128] = np.nan       # left of each chunk: never read
+    products = [chunked_product(A, B, 128, t, upper=upper) for t in (1, 2, 3)]
+    expected = np.triu(np.nan_to_num(A)) @ B if upper else A @ B
+    assert np.allclose(products[0], expected, rtol=1e-12, atol=1e-9 * np.abs(expected).max())
+    assert all(np.array_equal(p, products[0]) for p in products[1:])

@@ -33,9 +33,10 @@ from functools import partial
 import numpy as np
 from scipy.linalg.lapack import get_lapack_funcs
 
+from .._linalg import cholesky
 from .._threads import blas_single_threaded
 from ..prox import get_regularizer
-from ..prox._fixed_chunks import map_chunks
+from ..prox._fixed_chunks import chunked_product, map_chunks
 from ..sketch import Identity
 from ..sketch._base import even_block_sizes
 from .blockadmm import ADMM, BlockADMM
@@ -93,11 +94,11 @@ def whitening_factor(feature_map, regularizer, settings, n_rows, available):
     budget = settings.memory_budget or available // 2
     if n_rows * s * itemsize > budget // 4:
         return None
-    G = np.array(regularizer.gram, dtype=np.float64)
-    potrf, = get_lapack_funcs(("potrf",), (G,))
-    with blas_single_threaded():
-        L, info = potrf(G, lower=1, overwrite_a=1, clean=1)
-    return L if info == 0 else None          # G only semidefinite: the RKHS norm's prox
+    try:
+        L = cholesky(np.array(regularizer.gram, dtype=np.float64), "G")[0]
+    except ValueError:                       # G only semidefinite: the RKHS norm's prox
+        return None
+    return np.tril(L)
 
 
 def inverse_transpose(L):
@@ -205,14 +206,8 @@ class WhitenedADMM(ADMM):
     def coef(self):
         """W = U W~ (s x m), U = L^-T, in fixed chunks of U's rows (the same bits on any
         number of threads)."""
-        whitened = super().coef
-        out = np.empty_like(whitened)
-
-        def product(start, stop):
-            np.matmul(self._unwhitening[start:stop, start:], whitened[start:],
-                      out=out[start:stop])
-        map_chunks(product, out.shape[0], UNWHITEN_ROWS, self.n_threads)
-        return out
+        return chunked_product(self._unwhitening, super().coef, UNWHITEN_ROWS,
+                               self.n_threads, upper=True)
 
     def warm_start(self, W0, dist):
         """Start at W~0 = L^T W0."""

@@ -9,9 +9,13 @@ are formed per chunk, then added in chunk order.  So a floating-point sum
 * `chunked_sum` (nogil, cimported from `_fixed_chunks.pxd`): the sums of the loss and
   regularizer values;
 * `map_chunks` (Python): runs a Python function on every chunk on a thread pool, for work in
-  numpy calls that release the GIL (the products of `RKHSNorm`).
+  numpy calls that release the GIL;
+* `chunked_product` (Python): A @ B by fixed chunks of A's rows, through `map_chunks` (the
+  products of `RKHSNorm`, and the model of block ADMM on whitened features).
 """
 from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
 
 from cython.parallel cimport prange
 from libc.math cimport NAN
@@ -72,3 +76,35 @@ def map_chunks(function, Py_ssize_t n, Py_ssize_t chunk, int n_threads):
         _POOLS[n_threads] = ThreadPoolExecutor(n_threads, thread_name_prefix="skylite")
     # list() waits for every chunk and re-raises the first exception
     list(_POOLS[n_threads].map(lambda bound: function(*bound), bounds))
+
+
+def chunked_product(A, B, Py_ssize_t chunk, int n_threads, bint upper=False):
+    """A @ B by fixed chunks of `chunk` rows of A, on n_threads threads (numpy releases the GIL
+    in the products); bitwise the same for any n_threads.
+
+    Parameters
+    ----------
+    A : ndarray of shape (p, q)
+        The left factor; with `upper`, upper triangular (p = q): chunk [a, b) then reads only
+        A[a:b, a:] and B[a:], not the zeros left of the chunk's diagonal block.
+    B : ndarray of shape (q, m)
+        The right factor.
+    chunk : int > 0
+        Rows of A per product.
+    n_threads : int
+        Threads of the pool.
+    upper : bool, default=False
+        Whether A is upper triangular (its zeros below the diagonal are not read).
+
+    Returns
+    -------
+    ndarray of shape (p, m)
+        A @ B, in the result type of A and B.
+    """
+    out = np.empty((A.shape[0], B.shape[1]), dtype=np.result_type(A, B))
+
+    def product(start, stop):
+        first = start if upper else 0
+        np.matmul(A[start:stop, first:], B[first:], out=out[start:stop])
+    map_chunks(product, A.shape[0], chunk, n_threads)
+    return out

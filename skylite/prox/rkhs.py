@@ -15,7 +15,7 @@ EIGEN_AFTER factorizations (measured at s = 4096, float64, one thread: 11.9 s ag
 0.65 s): after EIGEN_AFTER factorizations the regularizer switches to it, so that a run with
 many steps (frequent rho changes) pays at most about twice what the cheaper of the two would
 have cost.  The products run in fixed chunks of CHUNK_ROWS rows on `n_threads` threads
-(`_fixed_chunks.map_chunks`): each chunk is the same BLAS call whichever thread takes it, so
+(`_fixed_chunks.chunked_product`): each chunk is the same BLAS call whichever thread takes it, so
 the result does not depend on the number of threads.
 For a Nystroem map with C column blocks, training with this norm is the full Nystroem problem
 (docs/feature_maps.md); with G = I it is `L2`.  Unlike the elementwise regularizers it
@@ -26,7 +26,7 @@ import scipy.linalg
 from scipy.linalg.lapack import get_lapack_funcs
 
 from .._threads import blas_single_threaded
-from ._fixed_chunks import map_chunks
+from ._fixed_chunks import chunked_product, map_chunks
 
 # rows of G per product of a chunk (the unit of parallel work, fixed so that the result
 # does not depend on the number of threads)
@@ -123,9 +123,9 @@ class RKHSNorm:
             self._eigen = _eigendecomposition(self.gram)
         if self._eigen is not None:
             values, Q = self._eigen
-            QtV = _chunked_product(Q.T, V, n_threads)
+            QtV = chunked_product(Q.T, V, CHUNK_ROWS, n_threads)
             QtV /= (1 + t * values)[:, None]
-            X = _chunked_product(Q, QtV, n_threads).reshape(shape)
+            X = chunked_product(Q, QtV, CHUNK_ROWS, n_threads).reshape(shape)
         else:
             factor = self._factor_of(t)
             potrs, = get_lapack_funcs(("potrs",), (factor,))
@@ -198,14 +198,3 @@ def _quadratic_form(G, W, n_threads):
             rows, G[start:stop, start:stop] @ W[start:stop])
     map_chunks(part, n, CHUNK_ROWS, n_threads)
     return float(sum(parts.tolist()))                  # in chunk order
-
-
-def _chunked_product(A, B, n_threads):
-    """A @ B by fixed chunks of CHUNK_ROWS rows of A, on n_threads threads (numpy releases the
-    GIL in the products); bitwise the same for any n_threads."""
-    out = np.empty((A.shape[0], B.shape[1]), dtype=np.result_type(A, B))
-
-    def product(start, stop):
-        np.matmul(A[start:stop], B, out=out[start:stop])
-    map_chunks(product, A.shape[0], CHUNK_ROWS, n_threads)
-    return out
