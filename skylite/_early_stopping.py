@@ -72,14 +72,19 @@ class EarlyStopping:
     values, which is nearer the optimum; and it stops the run after `patience`
     iterations without a strictly better value.  The user's callback, if any, is called
     first and may stop the run too.  The values are global under MPI, so every rank
-    takes the same decision."""
+    takes the same decision.
 
-    def __init__(self, patience, tol, scoring="score", callback=None):
+    `model` maps what the engine hands the callback (its `readout`, e.g. the whitened
+    weights of skylite.admm.whitening) to the model W; None: it is W.  The user's callback
+    is given W, and `best_model()` is the kept iterate's W."""
+
+    def __init__(self, patience, tol, scoring="score", callback=None, model=None):
         self.patience = patience
         self.tol = tol
         self.key, self.sign = (("validation_loss", -1.0) if scoring == "loss"
                                else ("validation", 1.0))
         self.callback = callback
+        self.model = model
         self.best_score = -np.inf
         self.best_W = None
         self.best_iteration = 0
@@ -87,7 +92,11 @@ class EarlyStopping:
         self.monitored_from = None
 
     def __call__(self, iteration, record, W):
-        stop = bool(self.callback(iteration, record, W)) if self.callback else False
+        if self.callback:
+            stop = bool(self.callback(iteration, record,
+                                      W if self.model is None else self.model(W)))
+        else:
+            stop = False
         if self.monitored_from is None:
             if record.get("residual_ratio", 0.0) * self.tol > MONITOR_RELATIVE_RESIDUAL:
                 return stop
@@ -98,6 +107,12 @@ class EarlyStopping:
                 self.best_score, self.improved_at = value, iteration
             self.best_W, self.best_iteration = W.copy(), iteration
         return stop or iteration - self.improved_at >= self.patience
+
+    def best_model(self):
+        """W of the kept iterate (None if none was kept)."""
+        if self.best_W is None or self.model is None:
+            return self.best_W
+        return self.model(self.best_W)
 
 
 class EarlyStoppingParameters:

@@ -36,7 +36,7 @@ from .admm.driver import Driver
 from .admm.dual_cd import DUAL_CD_TOL_PER_TOL, DualCD, DualCDPath
 from .admm.pcg import PCG
 from .admm.settings import DEFAULTS, EngineSettings
-from .admm.whitening import WhitenedBlockADMM, whitening_factor
+from .admm.whitening import WhitenedBlockADMM, whitened_readout, whitening_factor
 from .prox import get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
 
@@ -263,13 +263,30 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
             method = DualCD(self.feature_map_, regularizer, self.alpha_,
                             DUAL_CD_TOL_PER_TOL * self.tol, resolve_seed(self.random_state),
                             self.n_threads_, self.max_iter)
+        validation_cache = None
+        if X_val is not None and solver != "pcg":   # a primal model W on the map's features
+            validation_cache = self._validation_cache(X_val, self.feature_map_)
+            if memory_budget is not None:
+                memory_budget = max(0, memory_budget - validation_cache.nbytes)
+        settings = self._engine_settings(memory_budget=memory_budget, alpha=self.alpha_)
+        factor = readout = None
+        if method is None:
+            factor = dist.agree(whitening_factor, self.feature_map_, regularizer, settings,
+                                X.shape[0], available_memory_bytes() // dist.ranks_on_node())
+            if not all(dist.allgather(factor is not None)):      # every rank, or none
+                factor = None
+        if factor is not None and patience is not None and validation_cache is not None:
+            # early stopping is given W~ and scores whitened validation rows, instead of
+            # reading W = U W~ every iteration (skylite.admm.whitening)
+            readout = whitened_readout(dist, factor, validation_cache, self.n_threads_,
+                                       np.float32 if self.precision == "float32" else None)
+        unwhitening, validation_outputs, model = readout or (None, None, None)
+        if readout is not None:
+            validation_cache = None        # its blocks, whitened, are the readout's
         if X_val is not None:
-            if solver != "pcg":                  # a primal model W on the map's features
-                validation_outputs, kept = self._validation_outputs(X_val,
-                                                                     self.feature_map_)
-                if memory_budget is not None:
-                    memory_budget = max(0, memory_budget - kept)
-            else:
+            if validation_outputs is None and validation_cache is not None:
+                validation_outputs = (lambda W, X_rows, cache=validation_cache: cache(W))
+            elif validation_outputs is None:
                 validation_outputs = (lambda A, X_rows: kernel_matvec(kernel, method.X_all, A,
                                                                       X_rows))
             Y_val = dist.agree(self._code_validation_targets, y_val, loss, classes,
@@ -279,20 +296,16 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
                                                     classes is not None, loss, Y_val)
             if patience is not None:
                 early = callback = EarlyStopping(patience, self.tol, self.scoring,
-                                                 self.callback)
-        settings = self._engine_settings(memory_budget=memory_budget, alpha=self.alpha_)
+                                                 self.callback, model)
         runtime = dict(callback=callback, validation=validation, comm=self.comm)
         engine = None
         if method is None:
-            factor = dist.agree(whitening_factor, self.feature_map_, regularizer, settings,
-                                X.shape[0], available_memory_bytes() // dist.ranks_on_node())
-            if not all(dist.allgather(factor is not None)):      # every rank, or none
-                factor = None
             if factor is None:
                 engine = BlockADMM(self.feature_map_, loss, regularizer, settings, **runtime)
             else:
                 engine = WhitenedBlockADMM(self.feature_map_, loss, regularizer, settings,
-                                           factor=factor, **runtime)
+                                           factor=factor, unwhitening=unwhitening,
+                                           whitened_readout=readout is not None, **runtime)
             result = engine.fit(X, Y, W0=warm_start, checked=True).result_
         else:
             driver = Driver(method, settings.driver(), **runtime)
@@ -302,7 +315,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         self._set_fitted(result, early, loss, regularizer, kernel)
         if path is not None:
             new_early = (lambda: None) if early is None else (
-                lambda: EarlyStopping(patience, self.tol, self.scoring, self.callback))
+                lambda: EarlyStopping(patience, self.tol, self.scoring, self.callback, model))
             path.continue_from(self, engine, dist, X.shape[0], new_early,
                                (loss, regularizer, kernel))
 
@@ -312,7 +325,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         iteration's model when early stopping kept one, and how the run went."""
         coef, best = result.coef, result.n_iter
         if early is not None and early.best_W is not None:
-            coef, best = early.best_W, early.best_iteration
+            coef, best = early.best_model(), early.best_iteration
         if "X_fit" in result.details:              # a dual model over the training rows
             self.dual_coef_, self.X_fit_, self.kernel_ = coef, result.details["X_fit"], kernel
             self.coef_ = None
@@ -369,16 +382,15 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         return outputs(self.feature_map_, W, X, n_threads=self.n_threads,
                        dtype=np.float32 if self.precision == "float32" else None)
 
-    def _validation_outputs(self, X_val, feature_map):
-        """W -> z(X_val) W (z: the fitted `feature_map`) for the per-iteration validation
-        score, with the blocks of X_val kept when they fit in at most VALIDATION_CACHE_BYTES
-        and the memory budget.  Returns the function and the bytes it keeps."""
+    def _validation_cache(self, X_val, feature_map):
+        """W -> z(X_val) W (z: the fitted `feature_map`, a CachedOutputs) for the
+        per-iteration validation score, with the blocks of X_val kept when they fit in at
+        most VALIDATION_CACHE_BYTES and the memory budget (its `nbytes`)."""
         budget = (available_memory_bytes() // 8 if self.memory_budget is None
                   else self.memory_budget)
-        cache = CachedOutputs(feature_map, X_val, n_threads=self.n_threads,
-                              budget_bytes=min(budget, VALIDATION_CACHE_BYTES),
-                              dtype=np.float32 if self.precision == "float32" else None)
-        return (lambda W, X: cache(W)), cache.nbytes
+        return CachedOutputs(feature_map, X_val, n_threads=self.n_threads,
+                             budget_bytes=min(budget, VALIDATION_CACHE_BYTES),
+                             dtype=np.float32 if self.precision == "float32" else None)
 
     @property
     def decision_function(self):

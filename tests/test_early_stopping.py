@@ -18,7 +18,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::skylite.admm.ConvergenceWarning
 
 @pytest.fixture(scope="module")
 def digits(pendigits):
-    X, y = pendigits[0][:2000] / 100.0, pendigits[1][:2000]
+    # float64 rows: the validation scores (features in the fit's precision) and predictions
+    # (features in the rows' precision) then take the same features
+    X, y = pendigits[0][:2000].astype(np.float64) / 100.0, pendigits[1][:2000]
     return X, y
 
 

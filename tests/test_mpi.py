@@ -85,6 +85,8 @@ def test_two_ranks_agree_on_nystroem_landmarks_and_repeat_the_simulated_blocks(m
         assert r["landmarks_same"] and r["whitening_same"] and r["coef_same"]
         assert r["estimator_coef_same"] and r["estimator_regularizer"] == "rkhs"
         assert r["estimator_whitened"]
+        assert r["early_whitened"] and r["early_coef_same"] and r["early_stopped"]
+        assert r["early_best_score"] == r["early_score_of_kept_W"]
     root = results[0]
     assert root["landmarks_equal_serial"]          # drawn by global row id from the seed
     assert root["iterations"] == [30, 30]

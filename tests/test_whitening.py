@@ -10,8 +10,9 @@ from sklearn.svm import LinearSVC
 from skylite import KernelRidge, KernelSVC
 from skylite.admm import BlockADMM
 from skylite.admm.settings import EngineSettings
-from skylite.admm.whitening import (WHITEN_MAX_ROWS, WhitenedBlockADMM, inverse_transpose,
-                                    whitened_features, whitening_factor)
+from skylite._outputs import CachedOutputs
+from skylite.admm.whitening import (WHITEN_MAX_ROWS, WhitenedBlockADMM, WhitenedOutputs,
+                                    inverse_transpose, whitened_features, whitening_factor)
 from skylite.kernels import Gaussian
 from skylite.prox import RKHSNorm, get_loss
 from skylite.prox.coding import code_labels
@@ -84,6 +85,33 @@ def test_estimators_whiten_when_the_features_fit_and_the_model_ignores_threads(p
     budgeted = KernelSVC(memory_budget=2**26, **kw).fit(X, y)
     assert "whitening" in budgeted.phase_seconds_
     assert budgeted.memory_estimate_ <= 2**26
+
+
+def test_early_stopping_reads_the_whitened_model(pendigits, monkeypatch):
+    """Early stopping on whitened features scores z~(X_val) W~ and keeps the best W~: the
+    same scores, the same kept iteration and the same model as reading W = U W~ every
+    iteration; the user's callback is given W."""
+    X, y = pendigits[0][:1500].astype(np.float64), pendigits[1][:1500]
+    kw = dict(sigma=60.0, method="nystroem", n_features=128, n_blocks=4, C=10.0,
+              early_stopping=True, validation_fraction=0.2, n_iter_no_change=5,
+              max_iter=300)
+    scored, given = [], []
+    score = WhitenedOutputs.__call__
+    monkeypatch.setattr(WhitenedOutputs, "__call__",
+                        lambda self, W, X=None: scored.append(W.shape) or score(self, W, X))
+    whitened = KernelSVC(callback=lambda it, record, W: given.append(W.copy()), **kw).fit(X, y)
+    assert "whitening" in whitened.phase_seconds_
+    assert len(scored) == len(given) == whitened.n_iter_
+    assert 5 < whitened.best_iteration_ <= whitened.n_iter_ < 300
+    assert np.array_equal(given[whitened.best_iteration_ - 1], whitened.coef_)
+    monkeypatch.setattr(CachedOutputs, "cached", property(lambda self: False))  # reads W
+    plain = KernelSVC(**kw).fit(X, y)
+    assert len(scored) == whitened.n_iter_
+    assert (plain.n_iter_, plain.best_iteration_) == (whitened.n_iter_, whitened.best_iteration_)
+    for key in ("validation", "validation_loss"):
+        assert np.allclose([r[key] for r in plain.history_],
+                           [r[key] for r in whitened.history_], rtol=1e-12, atol=0)
+    assert np.allclose(plain.coef_, whitened.coef_, rtol=1e-12, atol=1e-14)
 
 
 def test_a_warm_start_at_the_optimum_stops_at_once(pendigits):

@@ -105,7 +105,9 @@ class Method:
       ``complete_step(error)`` lets a rank whose step failed take part in them),
       ``local_sums(info)``, ``dots(info, before)``, ``record(it, sums, info) -> (record,
       converged)``, ``adapt(it, record, dots, converged_or_stopped)``;
-    - ``coef``: the current model (read by validation and the callback);
+    - ``coef``: the current model; ``readout``: what validation and the callback are given
+      each iteration (``coef`` unless the method hands out its own coordinates of it, as
+      `skylite.admm.whitening.WhitenedADMM` can);
     - checkpoints: ``checkpoint_meta()`` (what a resume must match), ``progress()`` (what
       changes as it runs: a dict of JSON values), ``arrays()``, ``load(meta, arrays)``;
     - ``finish(n_iter, n_local)``: after the loop; ``result_details()``,
@@ -149,6 +151,11 @@ class Method:
 
     def progress(self):
         return {}
+
+    @property
+    def readout(self):
+        """What validation and the callback are given each iteration: the model `coef`."""
+        return self.coef
 
     def finish(self, n_iter, n_local):
         """After the last iteration (e.g. report rows whose inner solver did not converge)."""
@@ -339,7 +346,7 @@ class Driver:
                 with guard:
                     parts.append(method.local_sums(info))
                     if validation is not None or self.callback:    # read once: may cost
-                        coef = method.coef                          # a product (whitening)
+                        coef = method.readout                       # a product (whitening)
                     if collective_validation:
                         parts.append(validation.partial(coef))
                     if layout.dots.stop > layout.dots.start:

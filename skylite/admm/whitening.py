@@ -14,7 +14,11 @@ flops of products with U = L^-T, in fixed chunks of rows, so the same bits on an
 threads), runs block ADMM on the columns of Z~ (skylite.sketch.Identity over the map's column
 blocks) with l2, and reads the model as W = L^-T W~ (`coef`): the validation scores, the
 callback, early stopping and the fitted coef_ see the Nystroem model W, as without
-whitening.  A warm start W0 starts at W~0 = L^T W0.  A solve on the same setup at another
+whitening.  Reading W is a product with the s x s matrix U (at s = 4096 about 9 ms, a tenth
+of an iteration on 13,000 rows), so an early-stopped fit may instead be given W~ itself
+(`whitened_readout`): its validation rows are then whitened once too (`WhitenedOutputs`,
+z~(X_val) W~ = z(X_val) W), and early stopping keeps the best W~ and reads W from it at the
+end (skylite._early_stopping.EarlyStopping's `model`).  A warm start W0 starts at W~0 = L^T W0.  A solve on the same setup at another
 alpha (a regularization path, a search) keeps Z~.
 
 The estimators use it (`whitening_factor`) for block ADMM when every rank has at most
@@ -41,8 +45,9 @@ from ..sketch import Identity
 from ..sketch._base import even_block_sizes
 from .blockadmm import ADMM, BlockADMM
 
-__all__ = ["WhitenedADMM", "WhitenedBlockADMM", "whitening_factor", "whitened_features",
-           "whiten", "inverse_transpose", "WHITEN_ROWS", "WHITEN_COLUMNS", "WHITEN_MAX_ROWS"]
+__all__ = ["WhitenedADMM", "WhitenedBlockADMM", "WhitenedOutputs", "whitened_readout",
+           "whitening_factor",
+           "whitened_features", "whiten", "unwhiten", "inverse_transpose", "WHITEN_ROWS", "WHITEN_COLUMNS", "WHITEN_MAX_ROWS"]
 
 # rows of Z per chunk of the whitening (the unit of parallel work, fixed so that Z~ does
 # not depend on the number of threads; 1024 x 4096 float64 is 32 MiB), and the columns per
@@ -98,17 +103,60 @@ def whitening_factor(feature_map, regularizer, settings, n_rows, available):
         L = cholesky(np.array(regularizer.gram, dtype=np.float64), "G")[0]
     except ValueError:                       # G only semidefinite: the RKHS norm's prox
         return None
-    return np.tril(L)
+    return _zero_above_diagonal(L)
+
+
+def _zero_above_diagonal(A, rows=WHITEN_COLUMNS):
+    """A with its strict upper triangle set to zero, in place (np.tril without its s x s
+    copy), by bands of `rows` rows."""
+    for a in range(0, A.shape[0], rows):
+        b = min(a + rows, A.shape[0])
+        A[a:b, b:] = 0.0
+        A[a:b, a:b] = np.tril(A[a:b, a:b])
+    return A
 
 
 def inverse_transpose(L):
-    """U = L^-T (s x s, upper triangular, C order) of a lower triangular L: LAPACK trtri on
-    one thread (the same bits whatever the thread count)."""
+    """U = L^-T (s x s, upper triangular, C order) of a lower triangular L (zeros above its
+    diagonal): LAPACK trtri on one thread (the same bits whatever the thread count), on a
+    copy of L in Fortran order, whose inverse read in C order is U."""
     with blas_single_threaded():
-        inverse, info = get_lapack_funcs(("trtri",), (L,))[0](L, lower=1)
+        inverse, info = get_lapack_funcs(("trtri",), (L,))[0](
+            np.array(L, order="F"), lower=1, overwrite_c=1)
     if info != 0:
         raise np.linalg.LinAlgError(f"trtri failed (info={info})")
-    return np.ascontiguousarray(np.tril(inverse).T)
+    return inverse.T
+
+
+def unwhiten(U, W_whitened, n_threads):
+    """W = U W~ (s x m) for U = L^-T, in fixed chunks of UNWHITEN_ROWS rows of U (the same
+    bits on any number of threads)."""
+    return chunked_product(U, W_whitened, UNWHITEN_ROWS, n_threads, upper=True)
+
+
+def whitened_readout(dist, factor, validation, n_threads, dtype=None):
+    """What early stopping on whitened features needs to be given W~ (`whitened_readout`)
+    instead of W = U W~: (U, `WhitenedOutputs` of the validation rows, W~ -> W), or None
+    unless every rank keeps its validation rows' feature blocks.
+
+    Parameters
+    ----------
+    dist : skylite._distributed.Distributed
+        The fit's communicator (every rank decides the same).
+    factor : ndarray of shape (s, s)
+        L (`whitening_factor`).
+    validation : skylite._outputs.CachedOutputs
+        The validation rows' outputs, with their blocks kept (`cached`) or not.
+    n_threads : int
+        Threads of the whitening and the products.
+    dtype : numpy dtype or None, default=None
+        The fit's precision (None: float64).
+    """
+    if not all(dist.allgather(validation.cached)):
+        return None
+    U = dist.agree(inverse_transpose, factor)
+    outputs = WhitenedOutputs(validation.blocks, U, dtype or np.float64, n_threads)
+    return U, outputs, partial(unwhiten, U, n_threads=n_threads)
 
 
 def whitened_features(feature_map, X, U, dtype, n_threads):
@@ -157,14 +205,21 @@ class WhitenedADMM(ADMM):
         Threads of the native code and of the whitening.
     factor : ndarray of shape (s, s)
         L, the lower Cholesky factor of G (`whitening_factor`).
+    unwhitening : ndarray of shape (s, s) or None, default=None
+        U = L^-T (`inverse_transpose(factor)`, computed when None).
+    whitened_readout : bool, default=False
+        Give validation and the callback W~ (`readout`) instead of W = U W~ (`coef`).
     """
 
-    def __init__(self, feature_map, loss, regularizer, settings, n_threads, factor):
+    def __init__(self, feature_map, loss, regularizer, settings, n_threads, factor,
+                 unwhitening=None, whitened_readout=False):
         s, C = feature_map.n_features, len(feature_map.block_sizes)
         columns = Identity(n_blocks=C)._fit_dimension(s, 0)
         super().__init__(columns, loss, get_regularizer("l2"), settings, n_threads)
         self.nystroem, self.factor = feature_map, factor
-        self._unwhitening = inverse_transpose(factor)       # U = L^-T: Z~ = Z U, W = U W~
+        # U = L^-T: Z~ = Z U, W = U W~
+        self._unwhitening = inverse_transpose(factor) if unwhitening is None else unwhitening
+        self.whitened_readout = whitened_readout
         self._whitening_seconds = 0.0
 
     @property
@@ -204,10 +259,13 @@ class WhitenedADMM(ADMM):
 
     @property
     def coef(self):
-        """W = U W~ (s x m), U = L^-T, in fixed chunks of U's rows (the same bits on any
-        number of threads)."""
-        return chunked_product(self._unwhitening, super().coef, UNWHITEN_ROWS,
-                               self.n_threads, upper=True)
+        """W = U W~ (s x m), U = L^-T (`unwhiten`)."""
+        return unwhiten(self._unwhitening, super().coef, self.n_threads)
+
+    @property
+    def readout(self):
+        """W~ with `whitened_readout`, else W (`coef`)."""
+        return super().coef if self.whitened_readout else self.coef
 
     def warm_start(self, W0, dist):
         """Start at W~0 = L^T W0."""
@@ -221,9 +279,41 @@ class WhitenedADMM(ADMM):
 
 
 class WhitenedBlockADMM(BlockADMM):
-    """`BlockADMM` whose method is `WhitenedADMM`: the same arguments, and `factor` (L)."""
+    """`BlockADMM` whose method is `WhitenedADMM`: the same arguments, and `factor` (L),
+    `unwhitening` (U = L^-T, or None) and `whitened_readout` (validation and the callback
+    are given W~ = L^T W instead of W)."""
 
     def __init__(self, feature_map, loss, regularizer, settings=None, /, *, factor,
-                 **options):
+                 unwhitening=None, whitened_readout=False, **options):
         super().__init__(feature_map, loss, regularizer, settings, **options)
-        self.method_class = partial(WhitenedADMM, factor=factor)
+        self.method_class = partial(WhitenedADMM, factor=factor, unwhitening=unwhitening,
+                                    whitened_readout=whitened_readout)
+
+
+class WhitenedOutputs:
+    """W~ -> z(X) W = z~(X) W~ (n x m float64) for fixed rows X, from their feature blocks
+    (those a `skylite._outputs.CachedOutputs` keeps) whitened once: Z~ = z(X) U (`whiten`,
+    in the fit's precision, as the engine's Z~; predictions z(X) W of float32 rows are
+    float32 products, within float32 rounding of these).  The products run in fixed chunks
+    of rows, so the outputs do not depend on the number of threads.
+
+    Parameters
+    ----------
+    blocks : list of ndarray of shape (n, s_j)
+        The column blocks of z(X), in order.
+    unwhitening : ndarray of shape (s, s)
+        U = L^-T.
+    dtype : numpy dtype
+        The fit's precision (float32 or float64).
+    n_threads : int
+        Threads of the whitening and the products.
+    """
+
+    def __init__(self, blocks, unwhitening, dtype, n_threads):
+        Z = np.concatenate(blocks, axis=1).astype(dtype, copy=False)
+        self.Z, self.n_threads = whiten(Z, unwhitening, n_threads), n_threads
+        self.nbytes = self.Z.nbytes
+
+    def __call__(self, W_whitened, X=None):
+        return chunked_product(self.Z, W_whitened.astype(self.Z.dtype, copy=False),
+                               WHITEN_ROWS, self.n_threads).astype(np.float64, copy=False)

@@ -182,7 +182,8 @@ class _FoldValidation:
     kept), its accuracy and its loss."""
 
     def __init__(self, fmap, X, y, rows, classes, loss, Y, est):
-        self.outputs = est._validation_outputs(take_rows(X, rows), fmap)[0]
+        cache = est._validation_cache(take_rows(X, rows), fmap)
+        self.outputs = lambda W, X_rows: cache(W)
         self.y, self.Y, self.classes, self.loss = y[rows], Y[rows], classes, loss
 
     def record(self, W):

@@ -268,9 +268,12 @@ class Nystroem(FeatureMap):
             a, b = offsets[j], offsets[j + 1]
             M = self.whitening_[starts[j]:starts[j + 1]].reshape(b - a, b - a)
             G[a:b] = M @ Z_L[a:b]
-        G = 0.5 * (G + G.T)
-        for j in range(len(offsets) - 1):
+        for j in range(len(offsets) - 1):          # (G + G^T) / 2, block by block in place
             a, b = offsets[j], offsets[j + 1]
+            for k in range(j):
+                c, e = offsets[k], offsets[k + 1]
+                mean = 0.5 * (G[a:b, c:e] + G[c:e, a:b].T)
+                G[a:b, c:e], G[c:e, a:b] = mean, mean.T
             G[a:b, a:b] = np.eye(b - a) * ((b - a) / offsets[-1])
         return G
 

@@ -390,6 +390,17 @@ def nystroem():
         alone = KernelSVC(**kw).fit(X, y)
         out["estimator_whitened_serial"] = "whitening" in alone.phase_seconds_
         out["estimator_objective_rel"] = rel(objective, alone.objective(X, y))
+    # early stopping on whitened features, given W~: every rank keeps the same W, and the
+    # recorded score is the global score of the kept W
+    early = KernelSVC(sigma=0.6, method="nystroem", n_features=64, n_blocks=4, C=10.0,
+                      early_stopping=True, validation_fraction=0.2, n_iter_no_change=5,
+                      max_iter=300, n_threads=1, comm=comm).fit(X[part], y[part])
+    held = early.validation_indices_
+    out.update(early_whitened="whitening" in early.phase_seconds_,
+               early_coef_same=same_on_all_ranks(early.coef_),
+               early_stopped=early.n_iter_ < 300,
+               early_best_score=early.history_[early.best_iteration_ - 1]["validation"],
+               early_score_of_kept_W=early.score(X[part][held], y[part][held]))
     return out
 
 
