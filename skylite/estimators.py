@@ -271,8 +271,11 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         settings = self._engine_settings(memory_budget=memory_budget, alpha=self.alpha_)
         factor = readout = None
         if method is None:
+            long_run = patience is None or X_val is None or (path is not None
+                                                             and len(path.values) > 1)
             factor = dist.agree(whitening_factor, self.feature_map_, regularizer, settings,
-                                X.shape[0], available_memory_bytes() // dist.ranks_on_node())
+                                X.shape[0], available_memory_bytes() // dist.ranks_on_node(),
+                                long_run)
             if not all(dist.allgather(factor is not None)):      # every rank, or none
                 factor = None
         if factor is not None and patience is not None and validation_cache is not None:

@@ -99,14 +99,18 @@ def test_early_stopping_reads_the_whitened_model(pendigits, monkeypatch):
     score = WhitenedOutputs.__call__
     monkeypatch.setattr(WhitenedOutputs, "__call__",
                         lambda self, W, X=None: scored.append(W.shape) or score(self, W, X))
-    whitened = KernelSVC(callback=lambda it, record, W: given.append(W.copy()), **kw).fit(X, y)
+    # a path over several C whitens; a single early-stopped fit does not (not long enough)
+    assert "whitening" not in KernelSVC(**kw).fit(X, y).phase_seconds_
+    whitened, weaker = KernelSVC(callback=lambda it, record, W: given.append(W.copy()),
+                                 **kw).fit_path(X, y, [10.0, 30.0])
     assert "whitening" in whitened.phase_seconds_
-    assert len(scored) == len(given) == whitened.n_iter_
+    assert len(scored) == len(given) == whitened.n_iter_ + weaker.n_iter_
     assert 5 < whitened.best_iteration_ <= whitened.n_iter_ < 300
     assert np.array_equal(given[whitened.best_iteration_ - 1], whitened.coef_)
     monkeypatch.setattr(CachedOutputs, "cached", property(lambda self: False))  # reads W
-    plain = KernelSVC(**kw).fit(X, y)
-    assert len(scored) == whitened.n_iter_
+    scored.clear()
+    plain = KernelSVC(**kw).fit_path(X, y, [10.0, 30.0])[0]
+    assert not scored and "whitening" in plain.phase_seconds_
     assert (plain.n_iter_, plain.best_iteration_) == (whitened.n_iter_, whitened.best_iteration_)
     for key in ("validation", "validation_loss"):
         assert np.allclose([r[key] for r in plain.history_],
@@ -152,3 +156,4 @@ def test_whitening_is_not_used_where_it_cannot_be(problem):
     singular = SimpleNamespace(name="rkhs", gram=np.ones((96, 96)))
     assert whitening_factor(fmap, singular, s, 600, 2**34) is None            # G only PSD
     assert whitening_factor(fmap, SimpleNamespace(name="l2"), s, 600, 2**34) is None
+    assert whitening_factor(fmap, reg, s, 600, 2**34, long_run=False) is None   # pays nothing
