@@ -36,7 +36,7 @@ from .admm.driver import Driver
 from .admm.dual_cd import DUAL_CD_TOL_PER_TOL, DualCD, DualCDPath
 from .admm.pcg import PCG
 from .admm.settings import DEFAULTS, EngineSettings
-from .admm.whitening import WhitenedBlockADMM, whitened_readout, whitening_factor
+from .admm.whitening import WhitenedBlockADMM, early_stopping_readout, whitening_factor
 from .prox import get_regularizer
 from .prox.coding import code_labels, decision_values, decode_decision, softmax
 
@@ -281,8 +281,8 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         if factor is not None and patience is not None and validation_cache is not None:
             # early stopping is given W~ and scores whitened validation rows, instead of
             # reading W = U W~ every iteration (skylite.admm.whitening)
-            readout = whitened_readout(dist, factor, validation_cache, self.n_threads_,
-                                       np.float32 if self.precision == "float32" else None)
+            readout = early_stopping_readout(dist, factor, validation_cache, self.n_threads_,
+                                             np.float32 if self.precision == "float32" else None)
         unwhitening, validation_outputs, model = readout or (None, None, None)
         if readout is not None:
             validation_cache = None        # its blocks, whitened, are the readout's

@@ -26,11 +26,11 @@ The estimators use it (`whitening_factor`) for block ADMM runs long enough to pa
 whitening (a run to tol, or a path over several C: not a single early-stopped fit) when
 every rank has at most WHITEN_MAX_ROWS rows, Z~ takes at most a quarter of the memory budget
 (memory_budget, or half the available memory) and G is positive definite; otherwise the
-RKHS norm's prox runs as before.  Each rank whitens its own rows with the same L (G is the same on every rank), so
-a run under MPI solves the serial problem, and a size-one communicator repeats the serial
-run bitwise.  Z~ is held in the fit's precision beside the engine's caches of its blocks
-(scaled by c): up to twice the memory of a cached run with the RKHS norm.  What it gains on
-MNIST is in docs/engine.md ("Whitened Nystroem features").
+RKHS norm's prox runs as before.  Each rank whitens its own rows with the same L (G is the
+same on every rank), so a run under MPI solves the serial problem, and a size-one
+communicator repeats the serial run bitwise.  Z~ is held in the fit's precision beside the
+engine's caches of its blocks (scaled by c): up to twice the memory of a cached run with the
+RKHS norm.  What it gains on MNIST is in docs/engine.md ("Whitened Nystroem features").
 """
 import time
 from dataclasses import replace
@@ -47,7 +47,7 @@ from ..sketch import Identity
 from ..sketch._base import even_block_sizes
 from .blockadmm import ADMM, BlockADMM
 
-__all__ = ["WhitenedADMM", "WhitenedBlockADMM", "WhitenedOutputs", "whitened_readout",
+__all__ = ["WhitenedADMM", "WhitenedBlockADMM", "WhitenedOutputs", "early_stopping_readout",
            "whitening_factor", "whitened_features", "whiten", "unwhiten", "inverse_transpose",
            "WHITEN_ROWS", "WHITEN_COLUMNS", "WHITEN_MAX_ROWS"]
 
@@ -142,7 +142,7 @@ def unwhiten(U, W_whitened, n_threads):
     return chunked_product(U, W_whitened, UNWHITEN_ROWS, n_threads, upper=True)
 
 
-def whitened_readout(dist, factor, validation, n_threads, dtype=None):
+def early_stopping_readout(dist, factor, validation, n_threads, dtype=None):
     """What early stopping on whitened features needs to be given W~ (`whitened_readout`)
     instead of W = U W~: (U, `WhitenedOutputs` of the validation rows, W~ -> W), or None
     unless every rank keeps its validation rows' feature blocks.
