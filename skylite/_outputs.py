@@ -109,7 +109,8 @@ class CachedOutputs:
 
     feature_map: fitted map; X: validated rows; dtype: as for `outputs`; budget_bytes: the
     most the kept blocks may take (n s itemsize, `nbytes`); beyond it every call regenerates
-    them (`outputs`).
+    them (`outputs`).  A call takes the engine's validation protocol, outputs(W, X_rows):
+    the rows are its own, X_rows is not read.
     """
 
     def __init__(self, feature_map, X, *, budget_bytes, n_threads=None, dtype=None):
@@ -131,7 +132,7 @@ class CachedOutputs:
         """Whether the feature blocks are kept."""
         return self.blocks is not None
 
-    def __call__(self, W):
+    def __call__(self, W, X_rows=None):
         if self.blocks is None:
             return outputs(self.feature_map, W, self.X, n_threads=self.n_threads)
         O = np.zeros((self.X.shape[0], W.shape[1]))

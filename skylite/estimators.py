@@ -263,41 +263,40 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
             method = DualCD(self.feature_map_, regularizer, self.alpha_,
                             DUAL_CD_TOL_PER_TOL * self.tol, resolve_seed(self.random_state),
                             self.n_threads_, self.max_iter)
-        validation_cache = None
+        early_stops = X_val is not None and patience is not None
+        validation_outputs = None
         if X_val is not None and solver != "pcg":   # a primal model W on the map's features
-            validation_cache = self._validation_cache(X_val, self.feature_map_)
+            validation_outputs = self._validation_cache(X_val, self.feature_map_)
             if memory_budget is not None:
-                memory_budget = max(0, memory_budget - validation_cache.nbytes)
+                memory_budget = max(0, memory_budget - validation_outputs.nbytes)
+        elif X_val is not None:
+            validation_outputs = (lambda A, X_rows: kernel_matvec(kernel, method.X_all, A,
+                                                                  X_rows))
         settings = self._engine_settings(memory_budget=memory_budget, alpha=self.alpha_)
-        factor = readout = None
+        factor = unwhitening = model = None
         if method is None:
-            long_run = patience is None or X_val is None or (path is not None
-                                                             and len(path.values) > 1)
+            long_run = not early_stops or (path is not None and len(path.values) > 1)
             factor = dist.agree(whitening_factor, self.feature_map_, regularizer, settings,
                                 X.shape[0], available_memory_bytes() // dist.ranks_on_node(),
                                 long_run)
             if not all(dist.allgather(factor is not None)):      # every rank, or none
                 factor = None
-        if factor is not None and patience is not None and validation_cache is not None:
+        readout = None
+        if factor is not None and early_stops:
             # early stopping is given W~ and scores whitened validation rows, instead of
-            # reading W = U W~ every iteration (skylite.admm.whitening)
-            readout = early_stopping_readout(dist, factor, validation_cache, self.n_threads_,
+            # reading W = U W~ every iteration (skylite.admm.whitening); the whitened rows
+            # replace the cached blocks
+            readout = early_stopping_readout(dist, factor, validation_outputs, self.n_threads_,
                                              np.float32 if self.precision == "float32" else None)
-        unwhitening, validation_outputs, model = readout or (None, None, None)
-        if readout is not None:
-            validation_cache = None        # its blocks, whitened, are the readout's
+            if readout is not None:
+                unwhitening, validation_outputs, model = readout
         if X_val is not None:
-            if validation_outputs is None and validation_cache is not None:
-                validation_outputs = (lambda W, X_rows, cache=validation_cache: cache(W))
-            elif validation_outputs is None:
-                validation_outputs = (lambda A, X_rows: kernel_matvec(kernel, method.X_all, A,
-                                                                      X_rows))
             Y_val = dist.agree(self._code_validation_targets, y_val, loss, classes,
                                Y.shape[1])
             validation = stats.CollectiveValidation(dist, validation_outputs,
                                                     self._predict_from, X_val, y_val,
                                                     classes is not None, loss, Y_val)
-            if patience is not None:
+            if early_stops:
                 early = callback = EarlyStopping(patience, self.tol, self.scoring,
                                                  self.callback, model)
         runtime = dict(callback=callback, validation=validation, comm=self.comm)
@@ -386,7 +385,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
                        dtype=np.float32 if self.precision == "float32" else None)
 
     def _validation_cache(self, X_val, feature_map):
-        """W -> z(X_val) W (z: the fitted `feature_map`, a CachedOutputs) for the
+        """(W, X) -> z(X_val) W (z: the fitted `feature_map`, a CachedOutputs) for the
         per-iteration validation score, with the blocks of X_val kept when they fit in at
         most VALIDATION_CACHE_BYTES and the memory budget (its `nbytes`)."""
         budget = (available_memory_bytes() // 8 if self.memory_budget is None

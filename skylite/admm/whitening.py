@@ -320,8 +320,7 @@ class WhitenedOutputs:
     def __init__(self, blocks, unwhitening, dtype, n_threads):
         Z = np.concatenate(blocks, axis=1).astype(dtype, copy=False)
         self.Z, self.n_threads = whiten(Z, unwhitening, n_threads), n_threads
-        self.nbytes = self.Z.nbytes
 
-    def __call__(self, W_whitened, X=None):
+    def __call__(self, W_whitened, X_rows=None):
         return chunked_product(self.Z, W_whitened.astype(self.Z.dtype, copy=False),
                                WHITEN_ROWS, self.n_threads).astype(np.float64, copy=False)

@@ -182,8 +182,7 @@ class _FoldValidation:
     kept), its accuracy and its loss."""
 
     def __init__(self, fmap, X, y, rows, classes, loss, Y, est):
-        cache = est._validation_cache(take_rows(X, rows), fmap)
-        self.outputs = lambda W, X_rows: cache(W)
+        self.outputs = est._validation_cache(take_rows(X, rows), fmap)
         self.y, self.Y, self.classes, self.loss = y[rows], Y[rows], classes, loss
 
     def record(self, W):
