@@ -144,7 +144,7 @@ def whitening_fit(rows, whiten, path=False):
     if not whiten:                                       # the RKHS norm's prox every step
         skylite.estimators.whitening_factor = lambda *args, **kwargs: None
     X, y, Xt, yt = mnist(rows)
-    model = KernelSVC(sigma=4.0, n_features=4096, C=10.0, random_state=0,
+    model = KernelSVC(sigma=4.0, n_features=4096, C=10.0, random_state=0, precision="float64",
                       early_stopping="auto" if path else False)
     start = time.perf_counter()
     if path:

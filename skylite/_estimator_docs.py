@@ -222,6 +222,9 @@ sweep_ : {{"rows", "columns"}}
     How the ADMM passed over Z (docs/engine.md): "rows", one pass over tiles of rows per
     iteration (whenever every block has at most as many features as the row block has rows
     and it fits the budget), else "columns", an n_i x s_j block per thread.
+precision_ : {{"float64", "float32"}}
+    The precision the fit's feature blocks were computed in: `precision`, with "auto"
+    resolved (float32 for float32 training rows, else float64).  Predictions use it too.
 cache_precision_ : {{"float64", "float32", "bfloat16"}}
     The precision the fit's features were cached (and, for bfloat16, rounded) in: see
     `cache_precision`.

@@ -6,6 +6,7 @@ raise on one rank alone, every rank compares its parameters with the others'
 the rank-local parameters are checked through `Distributed.agree`.  Training rows are
 validated once per fit (scikit-learn's `validate_data`: dtype, NaN/inf, shape, feature names),
 in the native layout the engine reads; below that, the solvers take them as checked.
+Targets are coded here for the loss, and precision="auto" is resolved from the rows' dtype.
 """
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
@@ -16,6 +17,7 @@ from ._threads import resolve_threads
 from ._validation import FLOAT_DTYPES, check_rows, native_rows, sparse_structure_checked
 from .admm.settings import EngineSettings
 from .io.arrays import hdf5_rows, is_hdf5_dataset
+from .prox.coding import code_labels
 
 __all__ = ["InputChecks"]
 
@@ -42,6 +44,34 @@ class InputChecks:
             raise ValueError(f"the ranks were given different {', '.join(differ)} ({values}); "
                              f"every rank must pass the same settings (control flow is "
                              f"collective)")
+
+    def _resolved_precision(self, dist, X):
+        """`precision`, with "auto" made float32 when the validated rows X are float32 on
+        every rank (EngineSettings.for_rows)."""
+        single = all(dist.allgather(X.dtype == np.float32))
+        return dist.agree(lambda: self._engine_settings().for_rows(single).precision)
+
+    def _code_targets(self, y, loss, classes=None):
+        """Y (n x m float64) from validated targets: class labels coded for the loss (and
+        the classes), or real targets as columns."""
+        if loss.classification:
+            return code_labels(y, loss, classes=classes)
+        self._y_1d = y.ndim == 1
+        return _target_columns(y), None
+
+    def _code_validation_targets(self, y_val, loss, classes, m):
+        """Y_val (n_val x m) coded like the training targets, for the validation loss."""
+        y_val = np.asarray(y_val)
+        if loss.classification:
+            unseen = ~np.isin(y_val, classes)
+            if unseen.any():
+                raise ValueError(f"y_val contains a label not among the training labels, "
+                                 f"e.g. {y_val[unseen][0]!r}: the validation loss is undefined")
+            return code_labels(y_val, loss, classes=classes)[0]
+        Y_val = _target_columns(y_val)
+        if Y_val.shape[1] != m:
+            raise ValueError(f"y_val has {Y_val.shape[1]} targets per row, y has {m}")
+        return Y_val
 
     def _check_rank_local(self):
         """Check the parameters a rank may hold alone (_RANK_LOCAL): through `dist.agree`,
@@ -102,3 +132,8 @@ def _in_place(X):
     anything else as it is.  np.memmap / .npy arrays need nothing: float32 and float64 rows
     pass validation without a copy, and the engine reads them block by block."""
     return hdf5_rows(X) if is_hdf5_dataset(X) else X
+
+
+def _target_columns(y):
+    """Real targets y, (n,) or (n, m), as an n x m float64 array of columns."""
+    return np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64)

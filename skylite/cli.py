@@ -431,6 +431,7 @@ def parse_values(text):
 
 
 def _tune_options(p):
+    from .admm.settings import EngineSettings
     from .estimators import KERNEL_NAMES, PRESETS
     default = _defaults()
     p.add_argument("train", metavar="TRAIN",
@@ -462,7 +463,8 @@ def _tune_options(p):
     p.add_argument("--features", type=_positive(int), default=default["n_features"],
                    help="random features s")
     p.add_argument("--precision", default=default["precision"],
-                   choices=("float32", "float64"), help="precision of the feature transform")
+                   choices=EngineSettings.choices("precision"),
+                   help="precision of the feature transform")
     p.add_argument("--seed", type=int, default=default["random_state"],
                    help="random seed of the feature map and of nothing else")
     p.add_argument("--threads", type=_positive(int),

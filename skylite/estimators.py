@@ -145,28 +145,6 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         every statistic of the estimator goes through it, serial or not."""
         return Distributed(self.comm)
 
-    def _code_targets(self, y, loss, classes=None):
-        """Y (n x m float64) from validated targets: class labels coded for the loss (and
-        the classes), or real targets as columns."""
-        if loss.classification:
-            return code_labels(y, loss, classes=classes)
-        self._y_1d = y.ndim == 1
-        return _target_columns(y), None
-
-    def _code_validation_targets(self, y_val, loss, classes, m):
-        """Y_val (n_val x m) coded like the training targets, for the validation loss."""
-        y_val = np.asarray(y_val)
-        if loss.classification:
-            unseen = ~np.isin(y_val, classes)
-            if unseen.any():
-                raise ValueError(f"y_val contains a label not among the training labels, "
-                                 f"e.g. {y_val[unseen][0]!r}: the validation loss is undefined")
-            return code_labels(y_val, loss, classes=classes)[0]
-        Y_val = _target_columns(y_val)
-        if Y_val.shape[1] != m:
-            raise ValueError(f"y_val has {Y_val.shape[1]} targets per row, y has {m}")
-        return Y_val
-
     # ---- fitting ----
 
     def fit(self, X, y, *, X_val=None, y_val=None, warm_start=None):
@@ -211,6 +189,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
             raise ValueError(f"{given} was given without {missing}: pass both or neither")
         X, y = dist.agree(self._validate_training_rows, X, y)
         dist.same_everywhere("number of input features (columns of X)", X.shape[1])
+        self.precision_ = self._resolved_precision(dist, X)
         if X_val is not None:
             X_val, y_val = dist.agree(self._validate_validation_rows, X_val, y_val)
         patience = self._patience()
@@ -236,7 +215,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         self.alpha_ = self._resolved_alpha(dist, X.shape[0])
         self.feature_map_, kernel = self._make_feature_map(X, dist)   # sigma from the fit rows
         self.sigma_ = getattr(kernel, "sigma", None)
-        regularizer = regularizer_for_map(regularizer, self.feature_map_, self.precision)
+        regularizer = regularizer_for_map(regularizer, self.feature_map_, self.precision_)
         iterative = (X_val is not None or self.early_stopping_ or self.checkpoint is not None
                      or self.callback is not None or warm_start is not None)
         solver = self.solver_ = resolve_solver(
@@ -246,7 +225,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
             kernel = self._kernel_object(X, dist)
         if solver in ("direct", "exact"):
             result = one_solve(solver, X, Y, self.alpha_, feature_map=self.feature_map_,
-                               kernel=kernel, precision=self.precision)
+                               kernel=kernel, precision=self.precision_)
             if self.verbose and solver == "direct":
                 print(f"skylite: closed form of the squared loss with l2 "
                       f"(s={self.feature_map_.n_features}): {result.phase_seconds['direct']:.2f}s")
@@ -272,7 +251,8 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         elif X_val is not None:
             validation_outputs = (lambda A, X_rows: kernel_matvec(kernel, method.X_all, A,
                                                                   X_rows))
-        settings = self._engine_settings(memory_budget=memory_budget, alpha=self.alpha_)
+        settings = self._engine_settings(memory_budget=memory_budget, alpha=self.alpha_,
+                                         precision=self.precision_)
         factor = unwhitening = model = None
         if method is None:
             long_run = not early_stops or (path is not None and len(path.values) > 1)
@@ -287,7 +267,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
             # reading W = U W~ every iteration (skylite.admm.whitening); the whitened rows
             # replace the cached blocks
             readout = early_stopping_readout(dist, factor, validation_outputs, self.n_threads_,
-                                             np.float32 if self.precision == "float32" else None)
+                                             self._dtype())
             if readout is not None:
                 unwhitening, validation_outputs, model = readout
         if X_val is not None:
@@ -379,10 +359,15 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
             return kernel_matvec(self.kernel_, self.X_fit_, self.dual_coef_, X)
         return self._outputs(self.coef_, X)
 
+    def _dtype(self):
+        """The precision of the model's feature blocks (`precision_`) as a dtype, or None
+        for float64."""
+        return np.float32 if self.precision_ == "float32" else None
+
     def _outputs(self, W, X):
         """O = z(X) W (n x m), block by block over chunks of rows, in the model's precision."""
         return outputs(self.feature_map_, W, X, n_threads=self.n_threads,
-                       dtype=np.float32 if self.precision == "float32" else None)
+                       dtype=self._dtype())
 
     def _validation_cache(self, X_val, feature_map):
         """(W, X) -> z(X_val) W (z: the fitted `feature_map`, a CachedOutputs) for the
@@ -392,7 +377,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
                   else self.memory_budget)
         return CachedOutputs(feature_map, X_val, n_threads=self.n_threads,
                              budget_bytes=min(budget, VALIDATION_CACHE_BYTES),
-                             dtype=np.float32 if self.precision == "float32" else None)
+                             dtype=self._dtype())
 
     @property
     def decision_function(self):
@@ -500,11 +485,6 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         else:
             Y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
         return self._model_outputs(X), Y
-
-
-def _target_columns(y):
-    """Real targets y, (n,) or (n, m), as an n x m float64 array of columns."""
-    return np.ascontiguousarray(y.reshape(len(y), -1), dtype=np.float64)
 
 
 # KernelSVC's defaults, chosen by measurement on validation rows (docs/choosing_parameters.md,

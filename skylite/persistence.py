@@ -123,6 +123,7 @@ def save(model, path):
         "alpha": float(model.alpha_),
         "sigma": None if model.sigma_ is None else float(model.sigma_),
         "method": getattr(model, "method_", None),
+        "precision": model.precision_,
         "targets_1d": bool(getattr(model, "_y_1d", False)),
     }
     if hasattr(model, "feature_names_in_"):
@@ -303,6 +304,11 @@ def _model(header, body, estimators):
     sigma = header.get("sigma")
     model.sigma_ = None if sigma is None else check_positive(sigma, "header['sigma']")
     model.method_ = _field(header, "method", str, default=None)  # None: a user's map
+    # the precision fitted (files before precision="auto" have their parameter's)
+    model.precision_ = _field(header, "precision", str, default=model.precision)
+    if model.precision_ not in ("float32", "float64"):
+        raise ValueError(f"precision must be 'float32' or 'float64', got "
+                         f"{model.precision_!r}")
     model._y_1d = _field(header, "targets_1d", bool)
     if model._y_1d and m != 1:
         raise ValueError(f"targets_1d is true but the model has {m} outputs")

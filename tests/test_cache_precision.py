@@ -146,15 +146,20 @@ def test_auto_takes_bfloat16_when_it_caches_more_blocks(problem):
 def test_impossible_cache_precisions_are_refused(pendigits):
     with pytest.raises(ValueError, match="cache_precision='bfloat16' needs "
                                          "precision='float32'"):
-        EngineSettings(cache_precision="bfloat16")
+        EngineSettings(cache_precision="bfloat16", precision="float64")
     with pytest.raises(ValueError, match="cache_precision='float64' needs "
                                          "precision='float64'"):
         EngineSettings(cache_precision="float64", precision="float32")
     with pytest.raises(ValueError, match="cache_precision must be one of"):
         EngineSettings(cache_precision="float16")
     X, y = pendigits[0][:200], pendigits[1][:200]
-    with pytest.raises(ValueError, match="needs precision='float32'"):
-        KernelSVC(cache_precision="bfloat16", n_features=64).fit(X, y)
+    for precision in ("auto", "float64"):    # "auto" computes float64 rows in float64
+        with pytest.raises(ValueError, match="needs precision='float32'"):
+            KernelSVC(cache_precision="bfloat16", n_features=64,
+                      precision=precision).fit(X.astype(np.float64), y)
+    assert X.dtype == np.float32                # float32 rows: "auto" is float32
+    fitted = KernelSVC(cache_precision="bfloat16", n_features=64).fit(X, y)
+    assert fitted.precision_ == "float32" and fitted.cache_precision_ == "bfloat16"
 
 
 def test_bfloat16_caches_keep_the_accuracy_on_pendigits(pendigits):

@@ -108,9 +108,9 @@ def test_kernels_by_name_object_gamma_and_map(digits):
 def test_sparse_input_gives_the_dense_model(digits):
     X, y, Xt, yt = digits
     X = np.where(X < 0.3, 0.0, X)
-    dense = KernelSVC(sigma=0.6, n_features=256, alpha=1e-4).fit(X[:800], y[:800])
-    sparse = KernelSVC(sigma=0.6, n_features=256, alpha=1e-4).fit(sp.csr_matrix(X[:800]),
-                                                                   y[:800])
+    kw = dict(sigma=0.6, n_features=256, alpha=1e-4, precision="float64")
+    dense = KernelSVC(**kw).fit(X[:800], y[:800])
+    sparse = KernelSVC(**kw).fit(sp.csr_matrix(X[:800]), y[:800])
     np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-8, atol=1e-10)
     np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(Xt)), dense.predict(Xt))
 

@@ -364,7 +364,8 @@ def test_cache_state_and_sweep_do_not_change_the_iterates(pendigits):
     hinge = get_loss("hinge")
     Y, _ = code_labels(y, hinge)
     fits = [BlockADMM(fmap, hinge, RKHSNorm(fmap), 1e-3, max_iter=25, tol=1e-14,
-                      n_threads=2, memory_budget=budget, sweep=sweep).fit(X, Y)
+                      n_threads=2, memory_budget=budget, sweep=sweep,
+                      precision="float64").fit(X, Y)
             for budget, sweep in ((0, "columns"), (10**9, "columns"), (0, "rows"),
                                   (10**9, "rows"))]
     for other in fits[1:]:

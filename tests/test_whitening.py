@@ -74,7 +74,8 @@ def test_whitened_admm_reaches_the_rkhs_problems_optimum(problem):
 
 def test_estimators_whiten_when_the_features_fit_and_the_model_ignores_threads(pendigits):
     X, y = pendigits[0][:800], pendigits[1][:800]
-    kw = dict(sigma=60.0, method="nystroem", n_features=128, n_blocks=4, C=10.0, max_iter=40)
+    kw = dict(sigma=60.0, method="nystroem", n_features=128, n_blocks=4, C=10.0, max_iter=40,
+              precision="float64")
     fits = [KernelSVC(n_threads=t, **kw).fit(X, y) for t in (1, 2)]
     assert "whitening" in fits[0].phase_seconds_
     assert fits[0].regularizer_.name == "rkhs"         # the problem, and its objective
@@ -123,7 +124,7 @@ def test_a_warm_start_at_the_optimum_stops_at_once(pendigits):
     the optimum is unique)."""
     X, y = pendigits[0][:800] / 100.0, pendigits[0][:800, 0] / 100.0
     kw = dict(sigma=0.6, method="nystroem", n_features=64, n_blocks=4, alpha=1e-3,
-              solver="admm", early_stopping=False)
+              solver="admm", early_stopping=False, precision="float64")
     optimum = KernelRidge(tol=1e-10, max_iter=5000, **kw).fit(X, y)
     again = KernelRidge(tol=1e-6, **kw).fit(X, y, warm_start=optimum.coef_)
     assert "whitening" in again.phase_seconds_

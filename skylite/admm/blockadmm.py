@@ -94,8 +94,9 @@ class ADMM(Method):
 
     def plan(self, X, Y, available):
         """This process's memory plan (skylite.admm.memory.plan_run), before anything is
-        allocated: sets row_sweep_, n_row_blocks_ and memory_footprint_, or raises
-        MemoryRefused."""
+        allocated, with precision "auto" made for X's dtype: sets row_sweep_, n_row_blocks_
+        and memory_footprint_, or raises MemoryRefused."""
+        self.settings = self.settings.for_rows(X.dtype == np.float32)
         plan, wide = plan_run(self.feature_map, self.regularizer, self.settings,
                               self.n_threads, X, Y.shape[1], available)
         if wide:
@@ -562,9 +563,7 @@ class BlockADMM:
                       validation=self.validation, comm=self.comm)
 
     def _fitted(self, result):
-        self.coef_ = result.coef
-        self.history_ = result.history
-        self.n_iter_ = result.n_iter
+        self.coef_, self.history_, self.n_iter_ = result.coef, result.history, result.n_iter
         self.converged_ = result.converged
         self.rho_ = result.details["rho"]
         self.memory_estimate_ = result.memory_estimate

@@ -128,9 +128,11 @@ split into as many row blocks as it takes to fit (`n_row_blocks_`), then caches
 available memory; 0 caches nothing.  Everything is counted before anything is
 allocated: a fit that cannot fit raises MemoryError with one line saying what to
 change (docs/choosing_parameters.md).""")
-    precision: str = _option("float64", ("float64", "float32"), """\
+    precision: str = _option("auto", ("auto", "float64", "float32"), """\
 Precision of the feature blocks (transform, cache, products with Z); float32 halves
-their cost and size.  The solver state stays float64.""", checkpointed=True)
+their cost and size.  "auto": float32 when the training rows are float32 (dense or CSR
+values; on every rank), else float64.  The solver state stays float64.""",
+                             collective=True, checkpointed=True)
     cache_precision: str = _option("auto", ("auto", "float64", "float32", "bfloat16"), """\
 Storage of the cached feature blocks Z_j.  "bfloat16" (with precision="float32"): 16 bits
 per value, half of float32, so twice as many blocks fit the memory budget and a cached
@@ -157,7 +159,7 @@ Iterations between checkpoints.""", collective=True, driver=True)
         for f in fields(self):
             object.__setattr__(self, f.name, _checked(f, getattr(self, f.name)))
         cache = self.cache_precision
-        if cache not in ("auto", self.precision) and not (
+        if self.precision != "auto" and cache not in ("auto", self.precision) and not (
                 cache == "bfloat16" and self.precision == "float32"):
             need = "float32" if cache == "bfloat16" else cache
             raise ValueError(f"cache_precision={cache!r} needs precision={need!r} (the cache "
@@ -260,6 +262,29 @@ Iterations between checkpoints.""", collective=True, driver=True)
         if relaxation is None:
             relaxation = RELAXATION[acceleration]
         return replace(self, acceleration=acceleration, relaxation=float(relaxation))
+
+    def for_rows(self, single):
+        """These settings with precision "auto" made for the training rows: "float32" when
+        `single` (the rows are float32, on every rank), else "float64".
+
+        Parameters
+        ----------
+        single : bool
+            Whether the rows are float32.
+
+        Returns
+        -------
+        EngineSettings
+            Self if precision is not "auto", else a copy with it resolved; ValueError if
+            the resolved precision cannot hold the cache precision asked for.
+        """
+        if self.precision != "auto":
+            return self
+        if self.cache_precision == "bfloat16" and not single:
+            raise ValueError("cache_precision='bfloat16' needs precision='float32': "
+                             "precision='auto' computes in float64 because the training rows "
+                             "are not float32; pass float32 rows or precision='float32'")
+        return replace(self, precision="float32" if single else "float64")
 
     def collective(self):
         """The options that decide the collective control flow, by name (a checkpoint path

@@ -241,6 +241,7 @@ class WhitenedADMM(ADMM):
         """The plan of block ADMM on Z~ (n x s, the fit's precision), with Z~, L and L^-T
         taken out of `available` and of memory_budget (Z~ is allocated at setup); the engine
         caches the blocks of Z~, scaled by c, where they fit."""
+        self.settings = self.settings.for_rows(X.dtype == np.float32)   # precision "auto"
         dtype = self._dtype()
         shape = (X.shape[0], self.nystroem.n_features)
         held = shape[0] * shape[1] * np.dtype(dtype).itemsize + 2 * self.factor.nbytes

@@ -128,8 +128,10 @@ class StackedPath:
         for f, rows in enumerate(fit_rows):
             members[rows, f] = True
         fmap, kernel = est._make_feature_map(take_rows(X, fit_rows[0]), dist)
-        regularizer = regularizer_for_map(get_regularizer(est.regularizer), fmap,
-                                          est.precision)
+        precision = est._resolved_precision(dist, X)
+        est = fitted_copy(est)                  # the fold models' template
+        est.precision_ = precision
+        regularizer = regularizer_for_map(get_regularizer(est.regularizer), fmap, precision)
         if resolve_solver(est.solver, loss, regularizer, 1.0, fmap.n_features,
                           iterative=True, distributed=est.comm is not None) != "admm":
             return False
@@ -145,7 +147,7 @@ class StackedPath:
             watch = _Watch(validations, patience, est.tol, est.scoring, m) if early[0] else None
             alpha = 1.0 / (n_all * C)
             if engine is None:
-                settings = est._engine_settings(alpha=alpha)
+                settings = est._engine_settings(alpha=alpha, precision=precision)
                 engine = BlockADMM(fmap, StackedLoss(loss, k), regularizer, settings,
                                    callback=watch, comm=est.comm)
                 engine.fit(X, stack_targets(Y, members), checked=True)
