@@ -5,7 +5,7 @@
     python benchmarks/bench_model_selection.py --part path [--rows 10000] [--solver dcd]
 
 The protocol, fixed before the runs: MNIST's first `--rows` training rows (pixels in
-[0, 1]); the grid sigma in {4, 6, 9} x C in {1, 10, 100, 1000} (SVC: gamma = 1/(2 sigma^2));
+[0, 1], float32, as `skylite.datasets.load_mnist` returns them); the grid sigma in {4, 6, 9} x C in {1, 10, 100, 1000} (SVC: gamma = 1/(2 sigma^2));
 `StratifiedKFold(3, shuffle=True, random_state=0)`; refit on all the rows; the 10,000 test
 rows scored once, after the search.  Contenders, each in a fresh process, one after the
 other on the same machine:
@@ -24,7 +24,7 @@ other on the same machine:
   for a search at 60,000 rows (no CV score: its "CV acc" column reads nan).
 
 Every skylite estimator uses the estimator's defaults otherwise (the default feature map,
-early stopping "auto": on above 10,000 training rows, on a split of each fold's training
+precision "auto", so float32 features for these float32 rows, early stopping "auto": on above 10,000 training rows, on a split of each fold's training
 rows).  The table prints each contender's search time (search + refit), the chosen point,
 its test accuracy, and the time ratios.
 

@@ -58,6 +58,16 @@ def test_ranks_agree_on_a_bfloat16_cache_when_any_rank_needs_it(mpiexec):
         assert "the ranks were given different cache_precision" in r["mixed"]
 
 
+def test_ranks_agree_on_the_precision_auto_resolves_to(mpiexec):
+    results, _ = launch(mpiexec, "precision")
+    for r in results.values():
+        assert r["precisions"] == ["float64", "float64", "float32"]
+        assert r["coef_same"] and r["equals_double"]
+    assert len({r["refused"] for r in results.values()}) == 1
+    assert "rank 0 'float32', rank 1 'float64'" in results[0]["refused"]
+    assert "follows each rank's rows" in results[0]["refused"]
+
+
 def test_two_ranks_repeat_the_simulated_row_blocks_and_reach_the_serial_optimum(mpiexec):
     results, _ = launch(mpiexec, "consistency")
     root = results[0]

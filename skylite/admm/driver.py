@@ -405,8 +405,14 @@ def _check_same_settings(everyone):
     differ = sorted(k for k, v in everyone[0].items()
                     if any(other[k] != v for other in everyone))
     if differ:
-        raise ValueError(f"the ranks were given different {', '.join(differ)}; every "
-                         f"rank must pass the same settings (control flow is collective)")
+        values = "; ".join(f"{k}: " + ", ".join(f"rank {r} {other[k]!r}"
+                                                 for r, other in enumerate(everyone))
+                           for k in differ[:3])
+        hint = (" (precision='auto' follows each rank's rows: give every rank rows of one "
+                "dtype, or a precision)" if "precision" in differ else "")
+        raise ValueError(f"the ranks were given different {', '.join(differ)} ({values}); "
+                         f"every rank must pass the same settings (control flow is "
+                         f"collective){hint}")
 
 
 class _RankInfo(NamedTuple):

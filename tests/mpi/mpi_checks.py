@@ -506,6 +506,32 @@ def cache_precision():
             "equals_asked": bool(np.array_equal(auto.coef_, asked.coef_)), "mixed": mixed}
 
 
+def precision():
+    """precision="auto" with float32 rows on rank 0 and float64 rows on rank 1: the
+    estimator computes in float64 on both (the all-float64 model); the engine, which
+    resolves it from each rank's rows, refuses the mix on both ranks."""
+    X, y = data()
+    part = my_slice(len(X))
+    mine = X[part].astype(np.float32) if rank == 0 else X[part]
+    kw = dict(sigma=0.6, method="rff", n_features=128, n_blocks=2, C=10.0, max_iter=20,
+              early_stopping=False, n_threads=1, comm=comm)
+    mixed = KernelSVC(**kw).fit(mine, y[part])
+    double = KernelSVC(**kw).fit(mine.astype(np.float64), y[part])
+    single = KernelSVC(**kw).fit(X[part].astype(np.float32), y[part])
+    fmap = GaussianRFF(128, sigma=0.6, n_blocks=2, random_state=0).fit(X)
+    hinge = get_loss("hinge")
+    Y, _ = code_labels(y, hinge)
+    try:
+        engine(fmap, hinge, 1e-3, max_iter=5, comm=comm).fit(mine, Y[part])
+        refused = "fitted"
+    except ValueError as exc:
+        refused = str(exc)
+    return {"precisions": [mixed.precision_, double.precision_, single.precision_],
+            "coef_same": same_on_all_ranks(mixed.coef_),
+            "equals_double": bool(np.array_equal(mixed.coef_, double.coef_)),
+            "refused": refused}
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     args = sys.argv[2:]
