@@ -267,7 +267,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
             # reading W = U W~ every iteration (skylite.admm.whitening); the whitened rows
             # replace the cached blocks
             readout = early_stopping_readout(dist, factor, validation_outputs, self.n_threads_,
-                                             self._dtype())
+                                             self._feature_dtype())
             if readout is not None:
                 unwhitening, validation_outputs, model = readout
         if X_val is not None:
@@ -359,7 +359,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
             return kernel_matvec(self.kernel_, self.X_fit_, self.dual_coef_, X)
         return self._outputs(self.coef_, X)
 
-    def _dtype(self):
+    def _feature_dtype(self):
         """The precision of the model's feature blocks (`precision_`) as a dtype, or None
         for float64."""
         return np.float32 if self.precision_ == "float32" else None
@@ -367,7 +367,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
     def _outputs(self, W, X):
         """O = z(X) W (n x m), block by block over chunks of rows, in the model's precision."""
         return outputs(self.feature_map_, W, X, n_threads=self.n_threads,
-                       dtype=self._dtype())
+                       dtype=self._feature_dtype())
 
     def _validation_cache(self, X_val, feature_map):
         """(W, X) -> z(X_val) W (z: the fitted `feature_map`, a CachedOutputs) for the
@@ -377,7 +377,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
                   else self.memory_budget)
         return CachedOutputs(feature_map, X_val, n_threads=self.n_threads,
                              budget_bytes=min(budget, VALIDATION_CACHE_BYTES),
-                             dtype=self._dtype())
+                             dtype=self._feature_dtype())
 
     @property
     def decision_function(self):
