@@ -5,6 +5,7 @@ import scipy.sparse as sp
 
 from skylite import KernelRidge, KernelSVC, load
 from skylite.admm import BlockADMM, EngineSettings
+from skylite.admm.settings import FLOAT32_MIN_TOL
 from skylite.prox import get_loss
 from skylite.prox.coding import code_labels
 from skylite.sketch import GaussianRFF
@@ -27,6 +28,15 @@ def test_auto_is_float32_for_float32_rows_and_float64_otherwise(pendigits, spars
     double = KernelSVC(**kw).fit(X.astype(np.float64), y)
     assert not np.array_equal(single.coef_, double.coef_)
     assert np.allclose(single.coef_, double.coef_, rtol=1e-3, atol=1e-4)
+
+
+def test_auto_computes_in_float64_below_the_tol_float32_can_reach(pendigits):
+    X, y = pendigits[0][:400] / np.float32(100), pendigits[1][:400]
+    kw = dict(sigma=0.6, method="rff", n_features=128, max_iter=5)
+    assert KernelSVC(tol=FLOAT32_MIN_TOL, **kw).fit(X, y).precision_ == "float32"
+    assert KernelSVC(tol=FLOAT32_MIN_TOL / 10, **kw).fit(X, y).precision_ == "float64"
+    with pytest.raises(ValueError, match="tol=1e-07 is below 1e-06"):
+        KernelSVC(tol=1e-7, cache_precision="bfloat16", **kw).fit(X, y)
 
 
 def test_a_pinned_precision_ignores_the_rows_dtype(pendigits):

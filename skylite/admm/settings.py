@@ -26,11 +26,14 @@ import numpy as np
 from .._validation import check_positive
 from .driver import DriverSettings
 
-__all__ = ["EngineSettings", "DEFAULTS", "Positive", "RELAXATION"]
+__all__ = ["EngineSettings", "DEFAULTS", "FLOAT32_MIN_TOL", "Positive", "RELAXATION"]
 
 # relaxation=None: the relaxation with Anderson acceleration and without it (measured:
 # docs/engine.md, "Which default")
 RELAXATION = {"anderson": 1.0, None: 1.8}
+# precision "auto" computes in float32 only down to this tol: float32 products round at
+# about 1e-7 relative, so residuals much below 1e-6 cannot be reached in float32
+FLOAT32_MIN_TOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,8 @@ change (docs/choosing_parameters.md).""")
     precision: str = _option("auto", ("auto", "float64", "float32"), """\
 Precision of the feature blocks (transform, cache, products with Z); float32 halves
 their cost and size.  "auto": float32 when the training rows are float32 (dense or CSR
-values; on every rank), else float64.  The solver state stays float64.""",
+values; on every rank) and tol is at least 1e-6 (float32 products cannot reach a tighter
+tol), else float64.  The solver state stays float64.""",
                              collective=True, checkpointed=True)
     cache_precision: str = _option("auto", ("auto", "float64", "float32", "bfloat16"), """\
 Storage of the cached feature blocks Z_j.  "bfloat16" (with precision="float32"): 16 bits
@@ -265,7 +269,8 @@ Iterations between checkpoints.""", collective=True, driver=True)
 
     def for_rows(self, single):
         """These settings with precision "auto" made for the training rows: "float32" when
-        `single` (the rows are float32, on every rank), else "float64".
+        `single` (the rows are float32, on every rank) and tol >= FLOAT32_MIN_TOL, else
+        "float64".
 
         Parameters
         ----------
@@ -280,10 +285,14 @@ Iterations between checkpoints.""", collective=True, driver=True)
         """
         if self.precision != "auto":
             return self
-        if self.cache_precision == "bfloat16" and not single:
-            raise ValueError("cache_precision='bfloat16' needs precision='float32': "
-                             "precision='auto' computes in float64 because the training rows "
-                             "are not float32; pass float32 rows or precision='float32'")
+        if self.cache_precision == "bfloat16" and not (single and
+                                                       self.tol >= FLOAT32_MIN_TOL):
+            why = ("the training rows are not float32" if not single else
+                   f"tol={self.tol:g} is below {FLOAT32_MIN_TOL:g}")
+            raise ValueError(f"cache_precision='bfloat16' needs precision='float32': "
+                             f"precision='auto' computes in float64 because {why}; pass "
+                             f"precision='float32'")
+        single = single and self.tol >= FLOAT32_MIN_TOL
         return replace(self, precision="float32" if single else "float64")
 
     def collective(self):
