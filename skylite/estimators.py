@@ -121,6 +121,12 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         state["comm"] = None          # a communicator belongs to this process's MPI job
         return state
 
+    def __setstate__(self, state):
+        if "coef_" in state and "precision_" not in state:   # pickled before precision_
+            precision = state.get("precision", "float64")
+            state["precision_"] = "float64" if precision == "auto" else precision
+        super().__setstate__(state)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         classifier = self.is_classifier

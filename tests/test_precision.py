@@ -56,6 +56,17 @@ def test_a_saved_model_keeps_its_resolved_precision(pendigits, tmp_path):
     assert np.array_equal(again.decision_function(Xt), model.decision_function(Xt))
 
 
+def test_a_model_pickled_without_precision_predicts_as_it_was_fitted(pendigits):
+    X, y, Xt = pendigits[0][:400].astype(np.float64), pendigits[1][:400], pendigits[2][:200]
+    model = KernelSVC(sigma=60.0, method="rff", n_features=64, max_iter=10).fit(X, y)
+    state = model.__getstate__()
+    del state["precision_"]                  # as a model pickled by an earlier version
+    again = KernelSVC.__new__(KernelSVC)
+    again.__setstate__(state)
+    assert again.precision_ == "float64"
+    assert np.array_equal(again.predict(Xt), model.predict(Xt))
+
+
 def test_the_engine_resolves_auto_from_its_rows(pendigits):
     X, y = pendigits[0][:500] / np.float32(100), pendigits[1][:500]
     fmap = GaussianRFF(128, sigma=0.6, n_blocks=2, random_state=0).fit(X)

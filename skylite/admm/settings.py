@@ -285,15 +285,14 @@ Iterations between checkpoints.""", collective=True, driver=True)
         """
         if self.precision != "auto":
             return self
-        if self.cache_precision == "bfloat16" and not (single and
-                                                       self.tol >= FLOAT32_MIN_TOL):
+        float32 = single and self.tol >= FLOAT32_MIN_TOL
+        if self.cache_precision == "bfloat16" and not float32:
             why = ("the training rows are not float32" if not single else
                    f"tol={self.tol:g} is below {FLOAT32_MIN_TOL:g}")
             raise ValueError(f"cache_precision='bfloat16' needs precision='float32': "
                              f"precision='auto' computes in float64 because {why}; pass "
                              f"precision='float32'")
-        single = single and self.tol >= FLOAT32_MIN_TOL
-        return replace(self, precision="float32" if single else "float64")
+        return replace(self, precision="float32" if float32 else "float64")
 
     def collective(self):
         """The options that decide the collective control flow, by name (a checkpoint path
