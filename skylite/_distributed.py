@@ -231,6 +231,26 @@ class Guard:
         return False
 
 
+def different_settings_error(everyone, show=str, hints=None):
+    """The ValueError every rank raises when the ranks' settings differ, or None.
+
+    everyone: each rank's settings, a dict by name (the same names on every rank, as an
+    allgather returns them); the error names the settings that differ and, for the first
+    three, each rank's value (`show(value)`), then the `hints` (by name) of those that
+    differ."""
+    differ = sorted(k for k, v in everyone[0].items()
+                    if any(other.get(k) != v for other in everyone))
+    if not differ:
+        return None
+    values = "; ".join(f"{k}: " + ", ".join(f"rank {r} {show(other.get(k))}"
+                                             for r, other in enumerate(everyone))
+                       for k in differ[:3])
+    notes = "".join(f" ({hints[k]})" for k in differ if k in (hints or {}))
+    return ValueError(f"the ranks were given different {', '.join(differ)} ({values}); "
+                      f"every rank must pass the same settings (control flow is "
+                      f"collective){notes}")
+
+
 def describe(error, rank=None):
     """(exception type name, message, exception class) of a local error, or None."""
     if error is None:

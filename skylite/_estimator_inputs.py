@@ -13,6 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (check_array, check_consistent_length, check_is_fitted,
                                       validate_data)
 
+from ._distributed import different_settings_error
 from ._threads import resolve_threads
 from ._validation import FLOAT_DTYPES, check_rows, native_rows, sparse_structure_checked
 from .admm.settings import EngineSettings
@@ -35,15 +36,9 @@ class InputChecks:
         mine = {name: _comparable(value) for name, value in self.get_params(deep=False).items()
                 if name not in _RANK_LOCAL}
         mine["X_val, y_val given"] = repr(flags)
-        everyone = dist.allgather(mine)
-        differ = sorted(k for k in mine if any(other.get(k) != mine[k] for other in everyone))
-        if differ:
-            values = "; ".join(f"{k}: " + ", ".join(f"rank {r} {other.get(k)}"
-                                                     for r, other in enumerate(everyone))
-                               for k in differ[:3])
-            raise ValueError(f"the ranks were given different {', '.join(differ)} ({values}); "
-                             f"every rank must pass the same settings (control flow is "
-                             f"collective)")
+        error = different_settings_error(dist.allgather(mine))
+        if error is not None:
+            raise error
 
     def _resolved_precision(self, dist, X):
         """`precision`, with "auto" made float32 when the validated rows X are float32 on

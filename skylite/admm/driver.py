@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._distributed import Distributed, Guard
+from .._distributed import Distributed, Guard, different_settings_error
 from .._machine import available_memory_bytes
 from .._threads import blas_single_threaded
 from .._validation import check_rows
@@ -402,17 +402,11 @@ class Driver:
 def _check_same_settings(everyone):
     """Raise ValueError (on every rank: each holds all of `everyone`, the ranks'
     `Driver._collective` dicts) naming the settings that differ between ranks."""
-    differ = sorted(k for k, v in everyone[0].items()
-                    if any(other[k] != v for other in everyone))
-    if differ:
-        values = "; ".join(f"{k}: " + ", ".join(f"rank {r} {other[k]!r}"
-                                                 for r, other in enumerate(everyone))
-                           for k in differ[:3])
-        hint = (" (precision='auto' follows each rank's rows: give every rank rows of one "
-                "dtype, or a precision)" if "precision" in differ else "")
-        raise ValueError(f"the ranks were given different {', '.join(differ)} ({values}); "
-                         f"every rank must pass the same settings (control flow is "
-                         f"collective){hint}")
+    error = different_settings_error(everyone, show=repr, hints={
+        "precision": "precision='auto' follows each rank's rows: give every rank rows of "
+                     "one dtype, or a precision"})
+    if error is not None:
+        raise error
 
 
 class _RankInfo(NamedTuple):
