@@ -95,7 +95,8 @@ def dataset(name, mnist, sample):
             X, y = (s["pixels"].astype(np.float32) / np.float32(255)).astype(np.float64), s["labels"]
         return (X[:2000], y[:2000], X[2000:], y[2000:], Xt, yt,
                 dict(sigma=6.0, n_features=2048, C=10.0))
-    return (z["X_train"][:20000].astype(np.float64), z["y_train"][:20000], None, None, Xt, yt,
+    rows = 50000 if name == "mnist50k" else 20000
+    return (z["X_train"][:rows].astype(np.float64), z["y_train"][:rows], None, None, Xt, yt,
             dict(sigma=6.0, n_features=4096, precision="float32", C=10.0))
 
 def fitted_rows(X, y, params, early_params):
@@ -154,8 +155,9 @@ z = np.load(sys.argv[3])
 if name in ("pendigits", "letter"):
     fit, sel = holdout_rows(y, 0.2, np.random.default_rng(123 + split))
     X, y, X_sel, y_sel = X[fit], y[fit], X[sel], y[sel]
-else:
-    X_sel, y_sel = z["X_train"][20000:30000].astype(np.float64), z["y_train"][20000:30000]
+else:                                            # the 10,000 training rows after the fit's
+    a = 50000 if name == "mnist50k" else 20000
+    X_sel, y_sel = z["X_train"][a:a + 10000].astype(np.float64), z["y_train"][a:a + 10000]
 if fraction is None:                              # the run to tol on all the rows
     early = dict(early_stopping=False, n_iter_no_change=None)
 elif fraction == "scored":                        # validation_fraction=None
@@ -209,7 +211,7 @@ MODELS = {
     "s8192-C10": ("the same with C = 10 (alpha = 1 / (10 n))",
                   dict(sigma=6.0, n_features=8192, precision="float32", C=10.0)),
 }
-DATASETS = ("pendigits", "mnist-sample", "mnist20k", "letter")
+DATASETS = ("pendigits", "mnist-sample", "mnist20k", "letter", "mnist50k")
 # --select: (name, relative residual from which the rule monitors, share held out, patience)
 CONTENDERS = [("old: from iteration 1, first best", None, 0.1, 10)] + [
     (f"from relative residual {gate:g}, latest best", gate, "500 rows", patience)

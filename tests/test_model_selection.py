@@ -91,6 +91,34 @@ def test_the_search_equals_grid_search_cv_without_racing(digits, stack_folds):
         np.testing.assert_array_equal(ours.cv_results_[name], theirs.cv_results_[name])
 
 
+def test_each_fold_makes_the_nystroem_precursors_once_for_every_sigma(digits, monkeypatch):
+    """Nystroem maps of every sigma on a fold's rows make their features from one precursor
+    (the dot products with the shared k-means landmarks): a search over two sigmas computes
+    no more precursors than a search over one, and its scores are bitwise those of a search
+    that computes every map's features directly."""
+    from skylite.sketch import nystroem as nystroem_module
+    X, y = digits
+    est = KernelSVC(method="nystroem", n_features=64, n_blocks=2, tol=1e-4, max_iter=3000,
+                    early_stopping=False)
+    cv = StratifiedKFold(2, shuffle=True, random_state=0)
+    kept, made = nystroem_module.kept_precursor, []
+    monkeypatch.setattr(nystroem_module, "kept_precursor",
+                        lambda family, L, offsets, rows, dtype, compute: kept(
+                            family, L, offsets, rows, dtype,
+                            lambda P: made.append(rows.shape) or compute(P)))
+    search = lambda sigmas: KernelGridSearchCV(est, {"sigma": sigmas, "C": [1.0, 10.0]}, cv=cv,
+                                               racing=False, refit=False).fit(X, y)
+    search([0.3])
+    one_sigma, made[:] = list(made), []
+    shared = search([0.3, 1.0])
+    assert made == one_sigma and (450, 16) in made
+    monkeypatch.setattr(nystroem_module, "kept_precursor", lambda *args: None)
+    direct = search([0.3, 1.0])
+    for k in range(2):
+        np.testing.assert_array_equal(shared.cv_results_[f"split{k}_test_score"],
+                                      direct.cv_results_[f"split{k}_test_score"])
+
+
 def test_the_search_takes_other_scorers_and_regressors(digits):
     X, y = digits
     target = X[:, 0] - X[:, 3] * X[:, 2]

@@ -446,10 +446,10 @@ def test_kmeans_keeps_a_centre_that_loses_its_rows():
     assert np.allclose(centres, [[0.05], [10.05], [100.0]])
 
 
-def test_shared_landmarks_computes_the_kmeans_centres_once_per_pool(digits_small,
-                                                                     monkeypatch):
-    """Inside shared_landmarks(), maps of different bandwidths on the same rows get the same
-    k-means landmarks, bit for bit, from one run of Lloyd's algorithm; other rows, or a fit
+def test_shared_across_bandwidths_computes_the_kmeans_centres_once_per_pool(digits_small,
+                                                                          monkeypatch):
+    """Inside shared_across_bandwidths(), maps of different bandwidths on the same rows get
+    the same k-means landmarks, bit for bit, from one run of Lloyd's algorithm; other rows, or a fit
     outside the block, run it again."""
     from skylite.sketch import _landmarks
     runs = []
@@ -458,7 +458,7 @@ def test_shared_landmarks_computes_the_kmeans_centres_once_per_pool(digits_small
     fit = lambda sigma, X: Nystroem(Gaussian(sigma), n_features=40, n_blocks=2,
                                     landmarks="kmeans").fit(X)
     alone = fit(1.0, digits_small)
-    with _landmarks.shared_landmarks():
+    with _landmarks.shared_across_bandwidths():
         first, second = fit(1.0, digits_small), fit(3.0, digits_small)
         other = fit(1.0, digits_small[::-1].copy())
     assert len(runs) == 3                       # alone, the first of the shared pair, other
@@ -468,6 +468,71 @@ def test_shared_landmarks_computes_the_kmeans_centres_once_per_pool(digits_small
     assert not np.array_equal(other.landmarks_, first.landmarks_)
     fit(3.0, digits_small)
     assert len(runs) == 4 and _landmarks._shared is None
+
+
+@pytest.mark.parametrize("kernels", [(Gaussian(1.0), Gaussian(3.0), Polynomial()),
+                                     (Laplacian(1.0), Laplacian(2.0)),
+                                     (Matern(1.5, 1.0), Matern(0.7, 2.0))],
+                         ids=["dot products", "l1 distances", "squared distances"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_shared_across_bandwidths_makes_the_precursor_once_with_the_same_bits(
+        digits_small, kernels, dtype, sparse, monkeypatch):
+    """Inside shared_across_bandwidths(), maps of one kernel family on the same landmarks
+    and rows compute the bandwidth-free part of their kernel blocks once and make every
+    block from it, bit for bit the features computed outside; other rows, other landmarks
+    or another precision compute their own."""
+    from skylite.sketch import _landmarks
+    made = []
+
+    def counted(family, landmarks, offsets, X, dtype, compute):
+        return _landmarks.kept_precursor(family, landmarks, offsets, X, dtype,
+                                         lambda P: made.append(X.shape) or compute(P))
+    monkeypatch.setattr(nystroem_module, "kept_precursor", counted)
+    X = digits_small.astype(dtype)
+    X = sp.csr_matrix(X) if sparse else X
+    first = Nystroem(kernels[0], n_features=40, n_blocks=3, random_state=0).fit(X)
+    maps = [first] + [Nystroem(k, n_features=40, n_blocks=3)._set_landmarks(first.landmarks_, 0)
+                      for k in kernels[1:]]
+    alone = [m.transform(X) for m in maps] + [maps[1].block(X, 2)]
+    assert not made
+    with _landmarks.shared_across_bandwidths():
+        shared = [m.transform(X, n_threads=t) for m, t in zip(maps, [1, 2, 3])]
+        shared.append(maps[1].block(X, 2))
+        assert made == [X.shape]
+        maps[0].transform(X[:10])                                   # other rows
+        maps[0].transform(X.astype(np.float64 if dtype == np.float32 else np.float32))
+        other = Nystroem(kernels[0], n_features=40, n_blocks=3, random_state=1).fit(X)
+        other.transform(X)                                          # other landmarks
+        assert len(made) == 4
+    for a, b in zip(alone, shared):
+        assert a.dtype == b.dtype == dtype and np.array_equal(a, b)
+    assert _landmarks._shared is None
+
+
+def test_the_kept_precursors_stay_within_their_budget(digits_small, monkeypatch):
+    """Precursors beyond the budget are not kept (the features are made directly, the same
+    bits), and the oldest are dropped to make room for a new one."""
+    from skylite.sketch import _landmarks
+    fmap = Nystroem(Gaussian(1.0), n_features=40, n_blocks=2).fit(digits_small)
+    one = digits_small.shape[0] * 40 * digits_small.dtype.itemsize
+    monkeypatch.setattr(_landmarks, "PRECURSOR_BYTES", one + one // 2)
+    halves = [digits_small[:len(digits_small) // 2].copy(),
+              digits_small[len(digits_small) // 2:].copy()]
+    with _landmarks.shared_across_bandwidths():
+        assert np.array_equal(fmap.transform(digits_small),
+                              Nystroem(Gaussian(1.0), n_features=40,
+                                       n_blocks=2).fit(digits_small).transform(digits_small))
+        kept = _landmarks._shared["precursors"]
+        assert [P.shape[0] for P in kept.values()] == [len(digits_small)]
+        fmap.transform(halves[0])
+        assert [P.shape[0] for P in kept.values()] == [len(digits_small), len(halves[0])]
+        fmap.transform(halves[1])                                      # the oldest dropped
+        assert [P.shape[0] for P in kept.values()] == [len(h) for h in halves]
+        monkeypatch.setitem(_landmarks._shared, "budget", one // 4)
+        before = list(kept)
+        fmap.transform(digits_small)                                   # beyond the budget
+        assert list(kept) == before
 
 
 def test_a_map_description_is_read_with_skylite_sketch_alone(digits_small, tmp_path):

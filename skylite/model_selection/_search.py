@@ -7,7 +7,9 @@ map (bandwidth, landmarks, layout), the early-stopping split, the memory plan an
 cached feature blocks are made once per fold and kernel setting and serve every C, each C
 continuing from the previous one's ADMM state, from strong to weak regularization; k-means
 landmarks of Nystroem features, which do not depend on the bandwidth, are computed once per
-fold and serve every sigma (skylite.sketch._landmarks); the features of a fold's test rows
+fold and serve every sigma, and so is the bandwidth-free part of their kernel blocks (the
+dot products of the fold's rows with the landmarks; skylite.sketch._landmarks); the
+features of a fold's test rows
 are made once per path and score every C (skylite._outputs.kept_features).  Racing
 (skylite.model_selection._racing) stops fitting grid points that are clearly behind after
 the first folds.  The folds are by global row id (skylite.model_selection._folds), so the
@@ -28,7 +30,7 @@ from .._machine import available_memory_bytes
 from .._outputs import kept_features
 from .._path import path_parameter
 from .._validation import check_positive, take_rows
-from ..sketch._landmarks import shared_landmarks
+from ..sketch._landmarks import shared_across_bandwidths
 from ._folds import Folds
 from ._racing import surviving
 from ._stacked import StackedPath, stackable
@@ -291,9 +293,9 @@ def _fit_fold(base, paths, stacked, alive, value_of, X_fit, y_fit, score):
     """Fit one fold: for each path not in `stacked` (the indices of paths solved already),
     its grid points still alive, on the fold's training rows X_fit, y_fit, in one
     `fit_path`; score(i, model, seconds) after each grid point i's solve.  The fold's
-    k-means landmarks are computed once for every path, and each path's models are scored
-    on test rows transformed once."""
-    with shared_landmarks():
+    k-means landmarks and the sigma-free part of their kernel blocks are computed once for
+    every path, and each path's models are scored on test rows transformed once."""
+    with shared_across_bandwidths():
         for p, (fixed, members) in enumerate(paths):
             run = [i for i in members if alive[i]]
             if p in stacked or not run:

@@ -257,8 +257,12 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         dtype = np.float32 if X.dtype == np.float32 else np.float64
         out = np.empty((X.shape[0], width), dtype=dtype)
         with blas_single_threaded():
-            op.fill(X, out, np.asarray(blocks, dtype=np.intp), resolve_threads(n_threads))
+            self._fill(X, out, np.asarray(blocks, dtype=np.intp), resolve_threads(n_threads))
         return out
+
+    def _fill(self, X, out, blocks, n_threads):
+        """out <- the listed blocks of the validated rows X (`transform_op_.fill`)."""
+        self.transform_op_.fill(X, out, blocks, n_threads)
 
     # ---- serialization: a small dict, no random numbers ----
 

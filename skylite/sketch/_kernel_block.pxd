@@ -35,3 +35,15 @@ cdef void landmark_params(KernelSpec kernel, const double *L, Py_ssize_t m, Py_s
 cdef void kernel_block(KernelSpec kernel, const Rows *rows, const floating_t *LT,
                        const floating_t *aux, Py_ssize_t d, Py_ssize_t m, floating_t *K,
                        Py_ssize_t ldk) noexcept nogil
+
+# The two halves of kernel_block, for a map that keeps the first across kernel parameters:
+# the precursor, which depends on the landmarks but not on p0, p1, p2 (the dot products x.l
+# for the Gaussian, polynomial and linear kernels; the separable sums of the others), and
+# the kernel values computed from it in place (K then holds k(x_i, l_c)).  kernel_block is
+# kernel_precursor followed by kernel_values, so a precursor kept and copied back gives the
+# same bits.  The rows must be the same rows in both calls (kernel_values reads ||x||^2).
+cdef void kernel_precursor(KernelSpec kernel, const Rows *rows, const floating_t *LT,
+                           const floating_t *aux, Py_ssize_t d, Py_ssize_t m, floating_t *K,
+                           Py_ssize_t ldk) noexcept nogil
+cdef void kernel_values(KernelSpec kernel, const Rows *rows, const floating_t *aux,
+                        Py_ssize_t d, Py_ssize_t m, floating_t *K, Py_ssize_t ldk) noexcept nogil

@@ -60,6 +60,15 @@ cdef void landmark_params(KernelSpec kernel, const double *L, Py_ssize_t m, Py_s
 cdef void kernel_block(KernelSpec kernel, const Rows *rows, const floating_t *LT,
                        const floating_t *aux, Py_ssize_t d, Py_ssize_t m, floating_t *K,
                        Py_ssize_t ldk) noexcept nogil:
+    if rows.n_rows == 0 or m == 0:
+        return
+    kernel_precursor(kernel, rows, LT, aux, d, m, K, ldk)
+    kernel_values(kernel, rows, aux, d, m, K, ldk)
+
+
+cdef void kernel_precursor(KernelSpec kernel, const Rows *rows, const floating_t *LT,
+                           const floating_t *aux, Py_ssize_t d, Py_ssize_t m, floating_t *K,
+                           Py_ssize_t ldk) noexcept nogil:
     cdef int code = kernel.code
     if rows.n_rows == 0 or m == 0:
         return
@@ -67,6 +76,12 @@ cdef void kernel_block(KernelSpec kernel, const Rows *rows, const floating_t *LT
         _dot_products(rows, LT, d, m, K, ldk)
     else:
         _separable_sums(code, rows, LT, aux, d, m, K, ldk)
+
+
+cdef void kernel_values(KernelSpec kernel, const Rows *rows, const floating_t *aux,
+                        Py_ssize_t d, Py_ssize_t m, floating_t *K, Py_ssize_t ldk) noexcept nogil:
+    if rows.n_rows == 0 or m == 0:
+        return
     _kernel_values(kernel, rows, aux, d, m, K, ldk)
 
 

@@ -37,10 +37,16 @@ from .._validation import (FLOAT_DTYPES, check_nonnegative, check_positive, reso
 from ._base import FeatureMap, register
 from ._docs import parameters
 from ._kernel_block import KernelCode
-from ._landmarks import kmeans_centres
+from ._landmarks import kept_precursor, kmeans_centres
 from ._nystroem import NystroemTransform
 
 LANDMARK_RULES = ("uniform", "kmeans")
+# the precursor of each kernel's block (skylite.sketch._nystroem): kernels of one family
+# share it across their parameters
+PRECURSOR_FAMILY = {KernelCode.GAUSSIAN: "dot products", KernelCode.POLYNOMIAL: "dot products",
+                    KernelCode.LINEAR: "dot products", KernelCode.LAPLACIAN: "l1 distances",
+                    KernelCode.MATERN: "squared distances",
+                    KernelCode.EXP_SEMIGROUP: "square-root sums"}
 # the default rule: more accuracy per second of fit on MNIST (docs/feature_maps.md)
 DEFAULT_RULE = "kmeans"
 # k-means landmarks: the pool is this many times s rows (all rows if fewer), and the Lloyd
@@ -234,6 +240,18 @@ class Nystroem(FeatureMap):
         code, p0, p1, p2 = native_kernel(self.kernel)
         return NystroemTransform(d, offsets, code, p0, p1, p2, self.landmarks_,
                                  self.whitening_)
+
+    def _fill(self, X, out, blocks, n_threads):
+        """The blocks of X, from the precursor kept for X's rows and these landmarks inside a
+        `skylite.sketch._landmarks.shared_across_bandwidths()` block (the same bits)."""
+        op = self.transform_op_
+        family = PRECURSOR_FAMILY[native_kernel(self.kernel)[0]]
+        precursor = kept_precursor(family, self.landmarks_, op.block_offsets, X, out.dtype,
+                                   lambda P: op.fill_precursor(X, P, n_threads))
+        if precursor is None:
+            op.fill(X, out, blocks, n_threads)
+        else:
+            op.fill_from_precursor(X, precursor, out, blocks, n_threads)
 
     def _fit_dimension(self, d, seed):
         raise ValueError("a Nystroem map is fitted from data (fit(X)), not from its "
