@@ -58,7 +58,8 @@ def shared_across_bandwidths():
 def _digest(array):
     """A digest of a dense array's or CSR matrix's shape, dtype and bytes, computed once per
     array object inside the block (remembered by a weak reference: an id reused by a new
-    array is not mistaken for the old one)."""
+    array is not mistaken for the old one; an array changed in place keeps its first
+    digest, so the rows given inside the block must stay fixed)."""
     found = _shared["digests"].get(id(array))
     if found is not None and found[0]() is array:
         return found[1]
@@ -101,15 +102,6 @@ def kept_precursor(family, landmarks, offsets, X, dtype, compute):
     return P
 
 
-def _key(rows, init, n_iter):
-    digest = hashlib.blake2b(digest_size=32)
-    for array in (rows, init):
-        array = np.ascontiguousarray(array)
-        digest.update(repr((array.shape, array.dtype.str)).encode())
-        digest.update(memoryview(array).cast("B"))
-    return digest.hexdigest(), int(n_iter)
-
-
 def kmeans_centres(rows, init, n_iter):
     """Lloyd's algorithm: n_iter iterations on `rows` (P x d, dense) from the centres `init`
     (s x d); a centre that loses every row stays where it was.  Distances are computed in
@@ -122,7 +114,7 @@ def kmeans_centres(rows, init, n_iter):
     centres : ndarray of shape (s, d), float64
     """
     if _shared is not None:
-        key = _key(rows, init, n_iter)
+        key = (_digest(rows), _digest(init), int(n_iter))
         if key not in _shared["centres"]:
             _shared["centres"][key] = _lloyd(rows, init, n_iter)
         return _shared["centres"][key].copy()

@@ -47,6 +47,7 @@ PRECURSOR_FAMILY = {KernelCode.GAUSSIAN: "dot products", KernelCode.POLYNOMIAL: 
                     KernelCode.LINEAR: "dot products", KernelCode.LAPLACIAN: "l1 distances",
                     KernelCode.MATERN: "squared distances",
                     KernelCode.EXP_SEMIGROUP: "square-root sums"}
+
 # the default rule: more accuracy per second of fit on MNIST (docs/feature_maps.md)
 DEFAULT_RULE = "kmeans"
 # k-means landmarks: the pool is this many times s rows (all rows if fewer), and the Lloyd
