@@ -43,9 +43,9 @@ def scale_sigma(X, dist):
         centred = float(np.sum((X - mean) ** 2, dtype=np.float64))
         var = dist.sum_to_all([centred])[0] / count
     if not np.isfinite(var):
-        raise ValueError(f"the variance of X overflows float64 (an entry of magnitude "
-                         f"~1e150 or more): the default sigma cannot be computed; rescale "
-                         f"the features (e.g. StandardScaler)")
+        raise ValueError("the variance of X overflows float64 (an entry of magnitude "
+                         "~1e150 or more): the default sigma cannot be computed; rescale "
+                         "the features (e.g. StandardScaler)")
     if not d * var > 0:               # constant rows: scikit-learn takes gamma = 1
         return float(np.sqrt(0.5))
     return float(np.sqrt(d * var / 2.0))

@@ -164,7 +164,7 @@ def test_out_of_range_options_name_themselves(name, value, message):
 
 
 def test_engine_takes_loss_names_and_refuses_an_unfitted_map(pendigits):
-    X, y = pendigits[0][:200] / 100.0, pendigits[1][:200]
+    X = pendigits[0][:200] / 100.0
     with pytest.raises(ValueError, match="feature_map must be a fitted skylite.sketch map"):
         BlockADMM(GaussianRFF(16), "hinge", "l2", 1e-3)
     fmap = GaussianRFF(16, sigma=0.6).fit(X)
