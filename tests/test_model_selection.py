@@ -12,7 +12,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from skylite import KernelLogisticRegression, KernelRidge, KernelSVC
 from skylite.datasets import load_pendigits
 from skylite.model_selection import KernelGridSearchCV
-from skylite.model_selection._racing import racing_margin, surviving
+from skylite.model_selection._racing import RACING_STANDARD_ERRORS, co_correct, surviving
 
 pytestmark = pytest.mark.filterwarnings("ignore:BlockADMM stopped at max_iter")
 
@@ -192,14 +192,35 @@ def test_stacked_folds_hold_out_each_folds_own_early_stopping_rows(digits, fract
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.floats(0.0, 1.0), min_size=2, max_size=8), st.integers(10, 10**5))
-def test_racing_keeps_the_best_and_every_point_within_the_margin(means, rows):
-    scores = np.array(means)[:, None]
-    kept = surviving(scores, np.ones(len(means), dtype=bool), rows)
-    best = max(means)
-    assert kept[int(np.argmax(means))]
-    for mean, keep in zip(means, kept):
-        assert keep == (mean >= best - racing_margin(best, rows))
+@given(st.integers(2, 8), st.integers(10, 3000), st.floats(0.5, 0.99), st.integers(0, 2**32 - 1))
+def test_racing_keeps_the_best_and_every_point_within_the_paired_margin(points, rows, p, seed):
+    """surviving() from the co-correct counts equals the paired test on the rows: a point
+    stays unless the best's lead over it exceeds four standard errors of the mean of
+    c_best - c_i over the rows (McNemar's)."""
+    rng = np.random.default_rng(seed)
+    base = rng.random(rows) < p                     # points agree on most rows
+    correct = np.array([np.where(rng.random(rows) < rng.uniform(0.0, 0.3),
+                                 rng.random(rows) < p, base) for _ in range(points)])
+    kept = surviving(co_correct(correct), np.ones(points, dtype=bool), rows)
+    best = int(np.argmax(correct.sum(axis=1)))
+    assert kept[best]
+    for i in range(points):
+        diff = correct[best].astype(float) - correct[i]
+        se = diff.std(ddof=1) / np.sqrt(rows)
+        assert kept[i] == (diff.mean() <= RACING_STANDARD_ERRORS * se + 1e-12), i
+
+
+def test_racing_ignores_points_that_are_out_and_splits_the_counts_over_ranks():
+    """Points already dropped neither lead nor stay; counts of two ranks' rows add up to
+    the counts of all the rows."""
+    rng = np.random.default_rng(0)
+    correct = rng.random((4, 400)) < 0.9
+    correct[3] = True                                   # the best, but already out
+    alive = np.array([True, True, True, False])
+    counts = co_correct(correct[:, :150]) + co_correct(correct[:, 150:])
+    np.testing.assert_array_equal(counts, co_correct(correct))
+    kept = surviving(counts, alive, 400)
+    assert not kept[3] and kept[int(np.argmax(correct[:3].sum(axis=1)))]
 
 
 @pytest.mark.parametrize("grid, cv, message", [

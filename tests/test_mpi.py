@@ -332,7 +332,8 @@ def test_collective_errors_name_the_failing_rank():
 def test_kernel_grid_search_over_two_ranks_gives_the_serial_result(mpiexec):
     """Folds by global row id: two ranks with uneven shares of the rows (a rank may hold
     no test row of a fold) find the serial search's scores and best grid point, with the
-    folds stacked in one solve and fold by fold."""
+    folds stacked in one solve and fold by fold, and racing drops the serial search's
+    points."""
     results, _ = launch(mpiexec, "search")
     root = results[0]
     for r in (0, 1):
@@ -342,3 +343,6 @@ def test_kernel_grid_search_over_two_ranks_gives_the_serial_result(mpiexec):
         assert results[r]["fold_by_fold_best_params"] == root["serial_best_params"]
         np.testing.assert_allclose(results[r]["fold_by_fold_mean"], root["serial_mean"],
                                    atol=1e-3)
+        # racing counts every rank's test rows: the same points dropped after the same fold
+        assert results[r]["raced_dropped"] == root["serial_raced_dropped"]
+    assert max(root["serial_raced_dropped"]) == 0

@@ -32,7 +32,7 @@ from .._path import path_parameter
 from .._validation import check_positive, take_rows
 from ..sketch._landmarks import shared_across_bandwidths
 from ._folds import Folds
-from ._racing import surviving
+from ._racing import co_correct, surviving
 from ._stacked import StackedPath, stackable
 
 __all__ = ["KernelGridSearchCV"]
@@ -211,12 +211,19 @@ class KernelGridSearchCV(BaseSearchCV):
         say = (lambda text: print(text, flush=True)) if (self.verbose and dist.is_root) else (
             lambda text: None)
         tests = [(take_rows(X, test), y[test]) for _, test in folds.splits]
+        racing = self.racing and accuracy
+        # racing: which of this rank's test rows of each fold each point's model gets right
+        correct = [np.zeros((n, len(test) if racing else 0), dtype=bool)
+                   for _, test in folds.splits]
 
         def score(i, k, model, seconds, how):
             """Score grid point i's model of fold k on the fold's test rows."""
             fit_times[i, k] = seconds
             start = time.perf_counter()
             scores[i, k] = scorer(model, *tests[k])
+            if racing:              # a rank may hold no test row of a fold
+                predicted, truth = dist.agree(model._predictions_and_targets, *tests[k])
+                correct[k][i] = predicted == truth
             score_times[i, k] = time.perf_counter() - start
             say(f"[fold {k + 1}/{k_folds}] {_describe(candidates[i])}: score "
                 f"{scores[i, k]:.4f} ({seconds:.1f} s{how}, {model.n_iter_} iterations)")
@@ -240,8 +247,9 @@ class KernelGridSearchCV(BaseSearchCV):
             _fit_fold(base, paths, stacked, alive, value_of, take_rows(X, train), y[train],
                       lambda i, model, seconds, k=k: score(i, k, model, seconds, ""))
             scored_rows += int(dist.sum_to_all(np.array([len(test)]))[0])
-            if self.racing and accuracy and k < k_folds - 1:
-                still = surviving(scores[:, :k + 1], alive, scored_rows)
+            if racing and k < k_folds - 1:
+                counts = dist.sum_to_all(co_correct(np.concatenate(correct[:k + 1], axis=1)))
+                still = surviving(counts, alive, scored_rows)
                 still |= done          # the stacked points have run every fold
                 dropped[alive & ~still] = k
                 if (alive & ~still).any():
