@@ -60,9 +60,7 @@ cdef void landmark_params(KernelSpec kernel, const double *L, Py_ssize_t m, Py_s
 cdef void kernel_block(KernelSpec kernel, const Rows *rows, const floating_t *LT,
                        const floating_t *aux, Py_ssize_t d, Py_ssize_t m, floating_t *K,
                        Py_ssize_t ldk) noexcept nogil:
-    if rows.n_rows == 0 or m == 0:
-        return
-    kernel_precursor(kernel, rows, LT, aux, d, m, K, ldk)
+    kernel_precursor(kernel, rows, LT, aux, d, m, K, ldk)      # each returns on no rows
     kernel_values(kernel, rows, aux, d, m, K, ldk)
 
 

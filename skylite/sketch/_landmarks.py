@@ -70,8 +70,9 @@ def _digest(array):
         part = np.ascontiguousarray(part)
         digest.update(repr((part.shape, part.dtype.str)).encode())
         digest.update(memoryview(part).cast("B"))
-    _shared["digests"][id(array)] = (weakref.ref(array), digest.hexdigest())
-    return _shared["digests"][id(array)][1]
+    hexdigest = digest.hexdigest()
+    _shared["digests"][id(array)] = (weakref.ref(array), hexdigest)
+    return hexdigest
 
 
 def kept_precursor(family, landmarks, offsets, X, dtype, compute):
