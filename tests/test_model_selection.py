@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from sklearn.base import clone
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.model_selection import GridSearchCV, GroupKFold, StratifiedKFold
 
 from skylite import KernelLogisticRegression, KernelRidge, KernelSVC
 from skylite.datasets import load_pendigits
@@ -241,6 +241,44 @@ def test_bad_input_is_refused_before_any_fit(digits, monkeypatch, grid, cv, mess
     monkeypatch.setattr(KernelSVC, "fit_path", no_fit)
     with pytest.raises(ValueError, match=message):
         KernelGridSearchCV(svc(), grid, cv=cv).fit(X, y)
+
+
+def test_a_group_splitter_gets_the_groups_as_in_grid_search_cv(digits):
+    """fit(X, y, groups) hands the groups to the splitter: GroupKFold keeps each writer's
+    rows in one fold, and the fold scores are GridSearchCV's with the same groups."""
+    X, y = digits
+    writers = np.arange(len(y)) // 30                     # 30 groups of 30 rows
+    grid = {"sigma": [0.3, 1.0], "C": [1.0, 10.0]}
+    ours = KernelGridSearchCV(svc(tol=1e-5), grid, cv=GroupKFold(3), racing=False).fit(
+        X, y, groups=writers)
+    theirs = GridSearchCV(svc(tol=1e-5), grid, cv=GroupKFold(3)).fit(X, y, groups=writers)
+    for k in range(3):
+        np.testing.assert_allclose(ours.cv_results_[f"split{k}_test_score"],
+                                   theirs.cv_results_[f"split{k}_test_score"], atol=2e-3)
+    assert ours.best_params_ == theirs.best_params_
+    stratified = KernelGridSearchCV(svc(tol=1e-5), grid, cv=3, racing=False).fit(X, y)
+    assert not np.array_equal(stratified.cv_results_["split0_test_score"],
+                              ours.cv_results_["split0_test_score"])
+    # a stratified splitter ignores groups, as in scikit-learn
+    with pytest.warns(UserWarning, match="groups parameter is ignored"):
+        ignored = KernelGridSearchCV(svc(tol=1e-5), grid, cv=3, racing=False).fit(
+            X, y, groups=writers)
+    np.testing.assert_array_equal(ignored.cv_results_["mean_test_score"],
+                                  stratified.cv_results_["mean_test_score"])
+
+
+@pytest.mark.parametrize("groups, message", [
+    (np.arange(10), "one label per row: 900 rows, got groups of shape \\(10,\\)"),
+    (np.zeros((900, 2)), "one label per row"),
+    (np.r_[np.nan, np.zeros(899)], "NaN"),
+    (None, "groups"),
+])
+def test_groups_that_do_not_fit_the_rows_are_refused_before_any_fit(digits, monkeypatch,
+                                                                   groups, message):
+    X, y = digits
+    monkeypatch.setattr(KernelSVC, "fit_path", lambda *a, **k: pytest.fail("fitted"))
+    with pytest.raises(ValueError, match=message):
+        KernelGridSearchCV(svc(), {"C": [1.0]}, cv=GroupKFold(3)).fit(X, y, groups=groups)
 
 
 def test_a_class_missing_from_a_fold_is_refused_before_any_fit(digits, monkeypatch):

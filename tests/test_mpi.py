@@ -332,8 +332,8 @@ def test_collective_errors_name_the_failing_rank():
 def test_kernel_grid_search_over_two_ranks_gives_the_serial_result(mpiexec):
     """Folds by global row id: two ranks with uneven shares of the rows (a rank may hold
     no test row of a fold) find the serial search's scores and best grid point, with the
-    folds stacked in one solve and fold by fold, and racing drops the serial search's
-    points."""
+    folds stacked in one solve and fold by fold, racing drops the serial search's points,
+    and a group splitter given each rank's groups makes the serial folds."""
     results, _ = launch(mpiexec, "search")
     root = results[0]
     for r in (0, 1):
@@ -345,4 +345,9 @@ def test_kernel_grid_search_over_two_ranks_gives_the_serial_result(mpiexec):
                                    atol=1e-3)
         # racing counts every rank's test rows: the same points dropped after the same fold
         assert results[r]["raced_dropped"] == root["serial_raced_dropped"]
+        # each rank passes its own rows' groups: GroupKFold splits the serial groups
+        np.testing.assert_allclose(results[r]["grouped_mean"], root["serial_grouped_mean"],
+                                   atol=1e-3)
+        assert "groups given" in results[r]["one_rank_groups"]
     assert max(root["serial_raced_dropped"]) == 0
+    assert root["grouped_mean"] != root["mean"]

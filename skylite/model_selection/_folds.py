@@ -1,11 +1,11 @@
 """Cross-validation folds by global row id: the same folds on any number of MPI ranks.
 
 Under a communicator each rank holds its own rows; the rows are numbered globally, rank 0's
-first, then rank 1's, and so on.  The folds are computed from the global targets alone (every
-rank gathers them: one integer or float per row) by the same splitter on every rank, so a
-row is in the same fold whatever the number of ranks; each rank then keeps the part of each
-fold that it holds.  Serially this is exactly scikit-learn's `check_cv(cv, y, classifier)`
-applied to the rows.
+first, then rank 1's, and so on.  The folds are computed from the global targets (and group
+labels, for a group splitter such as GroupKFold) alone (every rank gathers them: one value
+per row) by the same splitter on every rank, so a row is in the same fold whatever the number
+of ranks; each rank then keeps the part of each fold that it holds.  Serially this is exactly
+scikit-learn's `check_cv(cv, y, classifier).split(X, y, groups)` applied to the rows.
 """
 import numbers
 
@@ -30,6 +30,10 @@ class Folds:
         Whether y holds class labels.
     dist : skylite._distributed.Distributed
         The ranks.
+    groups : array-like of shape (n_i,) or None, default=None
+        This rank's group label of each row, for a group splitter (GroupKFold,
+        LeaveOneGroupOut, ...); equal labels on different ranks are one group.  Other
+        splitters ignore it, as in scikit-learn.
 
     Attributes
     ----------
@@ -41,19 +45,24 @@ class Folds:
         The rows over every rank.
     """
 
-    def __init__(self, cv, y, classifier, dist):
+    def __init__(self, cv, y, classifier, dist, groups=None):
         y = np.asarray(y)
         counts = dist.allgather(len(y))
         offset = int(sum(counts[:dist.rank]))
         y_all = np.concatenate(dist.allgather(y)) if not dist.serial else y
         n = len(y_all)
+        dist.same_everywhere("groups given (every rank or none passes groups)",
+                             groups is not None)
+        groups_all = dist.agree(_checked_groups, groups, len(y))
+        if groups_all is not None and not dist.serial:
+            groups_all = np.concatenate(dist.allgather(groups_all))
         if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
             if cv < 2:
                 raise ValueError(f"cv must be at least 2 folds, got {cv}")
             if cv > n:
                 raise ValueError(f"cv={cv} folds need at least {cv} rows, got {n}")
         splitter = check_cv(cv, y_all, classifier=classifier)
-        global_splits = list(splitter.split(np.zeros((n, 1)), y_all))
+        global_splits = list(splitter.split(np.zeros((n, 1)), y_all, groups_all))
         if not global_splits:
             raise ValueError(f"cv={cv!r} gives no fold")
         mine = np.arange(offset, offset + len(y))
@@ -67,6 +76,20 @@ class Folds:
             self.splits.append((np.intersect1d(train, mine) - offset,
                                 np.intersect1d(test, mine) - offset))
         self.n_splits, self.n_rows = len(self.splits), n
+
+
+def _checked_groups(groups, n_rows):
+    """This rank's group labels as a 1-d array of n_rows values (None stays None); raises
+    ValueError for another shape or a missing (NaN) label."""
+    if groups is None:
+        return None
+    groups = np.asarray(groups)
+    if groups.ndim != 1 or len(groups) != n_rows:
+        raise ValueError(f"groups must hold one label per row: {n_rows} rows, got groups of "
+                         f"shape {groups.shape}")
+    if groups.dtype.kind == "f" and not np.isfinite(groups).all():
+        raise ValueError("groups holds NaN or inf: give every row a group label")
+    return groups
 
 
 def _check_classes(y_all, train, k):

@@ -63,7 +63,8 @@ class KernelGridSearchCV(BaseSearchCV):
         Parameter names to lists of values, as for GridSearchCV.
     cv : int, cross-validation generator or iterable, default=5
         The folds: an int k is StratifiedKFold(k) for a classifier, KFold(k) otherwise
-        (over every rank's rows, by global row id).
+        (over every rank's rows, by global row id); a group splitter (GroupKFold, ...)
+        splits by the `groups` given to `fit`.
     scoring : None, str or callable, default=None
         None: the estimator's `score` (accuracy or R^2); else a scikit-learn scorer
         (single metric; under MPI only None, whose score is collective).
@@ -120,7 +121,7 @@ class KernelGridSearchCV(BaseSearchCV):
         self.n_jobs, self.pre_dispatch, self.error_score = None, None, np.nan
         self.return_train_score = False
 
-    def fit(self, X, y, **fit_params):
+    def fit(self, X, y, groups=None, **fit_params):
         """Run the search on rows X and targets y (this rank's rows under MPI).
 
         Parameters
@@ -129,6 +130,11 @@ class KernelGridSearchCV(BaseSearchCV):
             Training rows.
         y : array-like of shape (n,) or (n, m)
             Class labels or real targets.
+        groups : array-like of shape (n,) or None, default=None
+            Group labels of the rows for a group splitter as `cv` (GroupKFold,
+            LeaveOneGroupOut, ...), as GridSearchCV's; other splitters ignore it.  Under
+            MPI each rank gives its own rows' labels, and equal labels on different ranks
+            are one group.
         **fit_params : dict
             Not taken (a TypeError): the estimator's fit parameters (X_val, warm_start)
             belong to one fit, not to a search.
@@ -149,7 +155,7 @@ class KernelGridSearchCV(BaseSearchCV):
             raise TypeError(f"KernelGridSearchCV.fit takes no fit parameters, got "
                             f"{sorted(fit_params)}")
         with restored_on_failure(self):
-            return self._search(X, y)
+            return self._search(X, y, groups)
 
     # ---- the checks made before any fit ----
 
@@ -191,12 +197,12 @@ class KernelGridSearchCV(BaseSearchCV):
 
     # ---- the search ----
 
-    def _search(self, X, y):
+    def _search(self, X, y, groups):
         base, candidates, scorer, accuracy = self._checked()
         dist = base._distributed()
         checker = clone(base)
         X, y = dist.agree(checker._validate_training_rows, X, y)
-        folds = Folds(self.cv, y, base.is_classifier, dist)
+        folds = Folds(self.cv, y, base.is_classifier, dist, groups)
         name = path_parameter(base, varied={k for c in candidates for k in c})
         default = base.get_params()[name]
         value_of = lambda i: candidates[i].get(name, default)     # noqa: E731

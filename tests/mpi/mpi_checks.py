@@ -473,7 +473,22 @@ def search():
     raced = KernelGridSearchCV(clone(est).set_params(comm=comm), narrow, cv=3,
                                refit=False).fit(X[mine], y[mine])
     out["raced_dropped"] = raced.dropped_after_.tolist()
+    from sklearn.model_selection import GroupKFold
+    writers = np.arange(600) // 40                          # by global row id
+    grouped = KernelGridSearchCV(clone(est).set_params(comm=comm), grid, cv=GroupKFold(3),
+                                 racing=False, refit=False).fit(X[mine], y[mine],
+                                                                groups=writers[mine])
+    out["grouped_mean"] = grouped.cv_results_["mean_test_score"].tolist()
+    try:                                     # groups from one rank only: refused on both
+        KernelGridSearchCV(clone(est).set_params(comm=comm), grid, cv=GroupKFold(3)).fit(
+            X[mine], y[mine], groups=writers[mine] if rank == 0 else None)
+        out["one_rank_groups"] = "no error"
+    except ValueError as exc:
+        out["one_rank_groups"] = str(exc)
     if rank == 0:
+        out["serial_grouped_mean"] = KernelGridSearchCV(
+            est, grid, cv=GroupKFold(3), racing=False, refit=False).fit(
+                X, y, groups=writers).cv_results_["mean_test_score"].tolist()
         out["serial_raced_dropped"] = KernelGridSearchCV(
             est, narrow, cv=3, refit=False).fit(X, y).dropped_after_.tolist()
         serial = KernelGridSearchCV(est, grid, cv=3, racing=False).fit(X, y)
