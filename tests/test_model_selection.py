@@ -7,7 +7,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from sklearn.base import clone
+from sklearn.decomposition import PCA
 from sklearn.model_selection import GridSearchCV, GroupKFold, StratifiedKFold
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 from skylite import KernelLogisticRegression, KernelRidge, KernelSVC
 from skylite.datasets import load_pendigits
@@ -279,6 +282,74 @@ def test_groups_that_do_not_fit_the_rows_are_refused_before_any_fit(digits, monk
     monkeypatch.setattr(KernelSVC, "fit_path", lambda *a, **k: pytest.fail("fitted"))
     with pytest.raises(ValueError, match=message):
         KernelGridSearchCV(svc(), {"C": [1.0]}, cv=GroupKFold(3)).fit(X, y, groups=groups)
+
+
+class CountingScaler(StandardScaler):
+    """StandardScaler that counts its fits."""
+    fits = 0
+
+    def fit(self, X, y=None, sample_weight=None):
+        CountingScaler.fits += 1
+        return super().fit(X, y, sample_weight)
+
+
+def test_a_pipeline_is_searched_as_grid_search_cv_searches_it(digits):
+    """A Pipeline ending in a skylite estimator: the same results as GridSearchCV, its other
+    steps fitted once per fold and setting of their parameters, the refit a Pipeline."""
+    X, y = digits
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    grid = {"kernelsvc__sigma": [2.0, 5.0], "kernelsvc__C": [1.0, 10.0],
+            "countingscaler__with_mean": [True, False]}
+    pipe = make_pipeline(CountingScaler(), svc(tol=1e-5))
+    CountingScaler.fits = 0
+    ours = KernelGridSearchCV(pipe, grid, cv=cv, racing=False).fit(X, y)
+    assert CountingScaler.fits == 3 * 2 + 1                   # folds x settings, refit
+    theirs = GridSearchCV(pipe, grid, cv=cv).fit(X, y)
+    assert sorted(ours.cv_results_) == sorted(theirs.cv_results_)
+    assert ours.cv_results_["params"] == theirs.cv_results_["params"]
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"],
+                               theirs.cv_results_["mean_test_score"], atol=1e-3)
+    assert ours.best_params_ == theirs.best_params_
+    assert isinstance(ours.best_estimator_, Pipeline)
+    assert abs(ours.score(X, y) - theirs.score(X, y)) <= 1e-3
+
+
+def test_a_pipeline_search_gives_a_callable_scoring_the_fitted_pipeline_and_raw_rows(digits):
+    X, y = digits
+    seen = []
+
+    def scoring(estimator, X_test, y_test):
+        seen.append((type(estimator), float(X_test.min()), float(X_test.max())))
+        return float(np.mean(estimator.predict(X_test) == y_test))
+    pipe = make_pipeline(StandardScaler(), PCA(8), svc())
+    search = KernelGridSearchCV(pipe, {"kernelsvc__C": [1.0, 10.0], "pca__n_components": [4, 8]},
+                                cv=2, scoring=scoring, racing=False).fit(X, y)
+    assert len(seen) == 8 and all(kind is Pipeline for kind, _, _ in seen)
+    assert all(0.0 <= low and high <= 1.0 for _, low, high in seen)    # untransformed rows
+    by_accuracy = KernelGridSearchCV(pipe, {"kernelsvc__C": [1.0, 10.0],
+                                            "pca__n_components": [4, 8]},
+                                     cv=2, racing=False).fit(X, y)
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"],
+                               by_accuracy.cv_results_["mean_test_score"], atol=1e-12)
+
+
+@pytest.mark.parametrize("estimator, grid, options, message", [
+    (make_pipeline(StandardScaler(), svc()), {"kernelsvc__C": [1.0]},
+     {"stack_folds": True}, "stack_folds=True"),
+    (make_pipeline(StandardScaler(), svc()), {"kernelsvc": [svc()]}, {},
+     "replaces the Pipeline's last step 'kernelsvc'"),
+    (make_pipeline(StandardScaler(), PCA()), {"pca__n_components": [2]}, {},
+     "or a Pipeline ending in one"),
+    (make_pipeline(StandardScaler(), svc()), {"kernelsvc__Cx": [1.0]}, {},
+     "unknown parameter 'kernelsvc__Cx'"),
+    (make_pipeline(StandardScaler(), svc()), {"kernelsvc__C": [-1.0]}, {}, "C must be"),
+])
+def test_a_pipeline_search_refuses_what_it_cannot_do_before_any_fit(
+        digits, monkeypatch, estimator, grid, options, message):
+    X, y = digits
+    monkeypatch.setattr(KernelSVC, "fit_path", lambda *a, **k: pytest.fail("fitted"))
+    with pytest.raises(ValueError, match=message):
+        KernelGridSearchCV(estimator, grid, cv=2, **options).fit(X, y)
 
 
 def test_a_class_missing_from_a_fold_is_refused_before_any_fit(digits, monkeypatch):

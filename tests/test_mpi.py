@@ -241,6 +241,18 @@ def digits(pendigits):
     return pendigits[0][:300].astype(np.float64) / 100.0, pendigits[1][:300]
 
 
+def test_a_pipeline_search_under_a_communicator_is_refused(digits):
+    """Its other steps would be fitted on each rank's rows alone."""
+    MPI = pytest.importorskip("mpi4py.MPI", reason="mpi4py is not installed")
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from skylite.model_selection import KernelGridSearchCV
+    X, y = digits
+    pipe = make_pipeline(StandardScaler(), KernelSVC(n_features=64, comm=MPI.COMM_SELF))
+    with pytest.raises(ValueError, match="a Pipeline under a communicator"):
+        KernelGridSearchCV(pipe, {"kernelsvc__C": [1.0]}, cv=2).fit(X, y)
+
+
 def test_a_size_one_communicator_is_bitwise_serial(digits):
     MPI = pytest.importorskip("mpi4py.MPI", reason="mpi4py is not installed")
     X, y = digits

@@ -13,7 +13,8 @@ features of a fold's test rows
 are made once per path and score every C (skylite._outputs.kept_features).  Racing
 (skylite.model_selection._racing) stops fitting grid points that are clearly behind after
 the first folds.  The folds are by global row id (skylite.model_selection._folds), so the
-search gives the same folds under any number of MPI ranks.
+search gives the same folds under any number of MPI ranks.  A Pipeline ending in a skylite
+estimator is searched the same way on its other steps' output (skylite.model_selection._pipeline).
 """
 import numbers
 import time
@@ -24,6 +25,7 @@ from sklearn.base import clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid
 from sklearn.model_selection._search import BaseSearchCV
+from sklearn.utils import indexable
 
 from .._all_or_nothing import restored_on_failure
 from .._machine import available_memory_bytes
@@ -32,6 +34,7 @@ from .._path import path_parameter
 from .._validation import check_positive, take_rows
 from ..sketch._landmarks import shared_across_bandwidths
 from ._folds import Folds
+from ._pipeline import FoldSteps, final_step, pipeline_prefix, rows_of
 from ._racing import co_correct, surviving
 from ._stacked import StackedPath, stackable
 
@@ -48,8 +51,8 @@ class KernelGridSearchCV(BaseSearchCV):
     cross-validation, sharing work between grid points (module docstring).
 
     A drop-in for scikit-learn's `GridSearchCV` over `KernelSVC`,
-    `KernelLogisticRegression`, `KernelRidge`, `KernelLADRegression` and `KernelMachine`:
-    the same grid, folds, scores and fitted attributes.  Grid points that differ only in C
+    `KernelLogisticRegression`, `KernelRidge`, `KernelLADRegression` and `KernelMachine`,
+    or a `Pipeline` ending in one: the same grid, folds, scores and fitted attributes.  Grid points that differ only in C
     (or alpha) share one setup per fold and kernel setting; the others are separate fits.
     Each fold model is the model an independent fit on the fold's training rows gives (up
     to the solver's tolerance), and its score comes from the fold's test rows only: the
@@ -57,8 +60,12 @@ class KernelGridSearchCV(BaseSearchCV):
 
     Parameters
     ----------
-    estimator : skylite estimator
-        The estimator to tune (cloned; its `comm` makes the search collective).
+    estimator : skylite estimator, or a Pipeline whose last step is one
+        The estimator to tune (cloned; its `comm` makes the search collective).  A
+        Pipeline's other steps are fitted on each fold's training rows, once per setting of
+        their parameters (skylite.model_selection._pipeline), and the grid names the last
+        step's parameters as GridSearchCV's does ("kernelsvc__C"); not under a
+        communicator, and not with stack_folds=True.
     param_grid : dict or list of dicts
         Parameter names to lists of values, as for GridSearchCV.
     cv : int, cross-validation generator or iterable, default=5
@@ -161,9 +168,10 @@ class KernelGridSearchCV(BaseSearchCV):
 
     def _checked(self):
         """(the base estimator, the grid's candidates, the scorer, whether racing applies)."""
-        if not hasattr(self.estimator, "fit_path"):
+        if not hasattr(final_step(self.estimator), "fit_path"):
             raise ValueError(f"estimator must be a skylite estimator (KernelSVC, "
-                             f"KernelRidge, ...), got {self.estimator!r}")
+                             f"KernelRidge, ...) or a Pipeline ending in one, got "
+                             f"{self.estimator!r}")
         if not isinstance(self.refit, bool):
             raise ValueError(f"refit must be True or False, got {self.refit!r}")
         for flag in ("racing", "stack_folds"):
@@ -172,38 +180,58 @@ class KernelGridSearchCV(BaseSearchCV):
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(f"verbose must be an int >= 0, got {self.verbose!r}")
         base = clone(self.estimator)
+        final, prefix = final_step(base), pipeline_prefix(base)
+        if prefix and self.stack_folds:
+            raise ValueError("stack_folds=True solves every fold on the same rows, but a "
+                             "Pipeline's other steps are fitted on each fold's rows: use "
+                             "stack_folds=False")
+        if prefix and final.comm is not None:
+            raise ValueError("a Pipeline under a communicator would fit its other steps on "
+                             "each rank's rows alone: transform the rows before the search, "
+                             "or search the skylite estimator without the Pipeline")
         grid = self.param_grid
         if not grid or (isinstance(grid, (list, tuple)) and not all(grid)):
             raise ValueError(f"param_grid is empty: give each parameter a non-empty list "
                              f"of values, got {grid!r}")
         candidates = list(ParameterGrid(grid))
-        valid = base.get_params(deep=False)
+        valid = base.get_params(deep=bool(prefix))
         for candidate in candidates:
             unknown = sorted(set(candidate) - set(valid))
             if unknown:
                 raise ValueError(f"unknown parameter {unknown[0]!r} for "
                                  f"{type(base).__name__}; its parameters are "
                                  f"{sorted(valid)}")
-            _check_candidate(clone(base).set_params(**candidate), candidate)
+            if prefix and prefix[:-2] in candidate:
+                raise ValueError(f"the grid replaces the Pipeline's last step "
+                                 f"{prefix[:-2]!r}: KernelGridSearchCV tunes one skylite "
+                                 f"estimator; search each in its own KernelGridSearchCV")
+            _check_candidate(final_step(clone(base).set_params(**candidate)), candidate)
         if isinstance(self.scoring, (list, tuple, set, dict)):
             raise ValueError("KernelGridSearchCV takes one scoring (a str, a callable or "
                              "None), not several")
-        if self.scoring is not None and base.comm is not None:
+        if self.scoring is not None and final.comm is not None:
             raise ValueError("under a communicator scoring must be None (the estimator's "
                              "collective score)")
         scorer = check_scoring(base, self.scoring)
-        accuracy = base.is_classifier and self.scoring in (None, "accuracy")
+        accuracy = final.is_classifier and self.scoring in (None, "accuracy")
         return base, candidates, scorer, accuracy
 
     # ---- the search ----
 
     def _search(self, X, y, groups):
         base, candidates, scorer, accuracy = self._checked()
-        dist = base._distributed()
-        checker = clone(base)
-        X, y = dist.agree(checker._validate_training_rows, X, y)
-        folds = Folds(self.cv, y, base.is_classifier, dist, groups)
-        name = path_parameter(base, varied={k for c in candidates for k in c})
+        final, prefix = final_step(base), pipeline_prefix(base)
+        dist = final._distributed()
+        checker = clone(final)
+        if prefix:        # the Pipeline's first step takes the rows as they are
+            X, y = _pipeline_rows(X, y)
+            take = rows_of
+        else:
+            X, y = dist.agree(checker._validate_training_rows, X, y)
+            take = take_rows
+        folds = Folds(self.cv, y, final.is_classifier, dist, groups)
+        varied = {k[len(prefix):] for c in candidates for k in c if k.startswith(prefix)}
+        name = prefix + path_parameter(final, varied=varied)
         default = base.get_params()[name]
         value_of = lambda i: candidates[i].get(name, default)     # noqa: E731
         paths = _paths(candidates, name, value_of)
@@ -216,19 +244,27 @@ class KernelGridSearchCV(BaseSearchCV):
                          if key in ("n_features_in_", "feature_names_in_")}
         say = (lambda text: print(text, flush=True)) if (self.verbose and dist.is_root) else (
             lambda text: None)
-        tests = [(take_rows(X, test), y[test]) for _, test in folds.splits]
+        tests = [(take(X, test), y[test]) for _, test in folds.splits]
         racing = self.racing and accuracy
         # racing: which of this rank's test rows of each fold each point's model gets right
         correct = [np.zeros((n, len(test) if racing else 0), dtype=bool)
                    for _, test in folds.splits]
 
-        def score(i, k, model, seconds, how):
-            """Score grid point i's model of fold k on the fold's test rows."""
+        def score(i, k, model, seconds, how, view=None):
+            """Score grid point i's model of fold k on the fold's test rows.  view, for a
+            Pipeline: (the test rows through its other steps, the model -> the fitted
+            pipeline); a callable scoring is given the pipeline and the raw test rows."""
             fit_times[i, k] = seconds
             start = time.perf_counter()
-            scores[i, k] = scorer(model, *tests[k])
+            X_test, y_test = tests[k]
+            rows = X_test if view is None else view[0]
+            if view is not None and self.scoring is not None and not isinstance(
+                    self.scoring, str):
+                scores[i, k] = scorer(view[1](model), X_test, y_test)
+            else:
+                scores[i, k] = scorer(model, rows, y_test)
             if racing:              # a rank may hold no test row of a fold
-                predicted, truth = dist.agree(model._predictions_and_targets, *tests[k])
+                predicted, truth = dist.agree(model._predictions_and_targets, rows, y_test)
                 correct[k][i] = predicted == truth
             score_times[i, k] = time.perf_counter() - start
             say(f"[fold {k + 1}/{k_folds}] {_describe(candidates[i])}: score "
@@ -250,8 +286,10 @@ class KernelGridSearchCV(BaseSearchCV):
         for p in stacked:
             done[paths[p][1]] = True
         for k, (train, test) in enumerate(folds.splits):
-            _fit_fold(base, paths, stacked, alive, value_of, take_rows(X, train), y[train],
-                      lambda i, model, seconds, k=k: score(i, k, model, seconds, ""))
+            steps = FoldSteps(take(X, train), y[train], tests[k][0]) if prefix else None
+            _fit_fold(base, paths, stacked, alive, value_of, take(X, train), y[train],
+                      lambda i, model, seconds, view, k=k: score(i, k, model, seconds, "",
+                                                                  view), steps)
             scored_rows += int(dist.sum_to_all(np.array([len(test)]))[0])
             if racing and k < k_folds - 1:
                 counts = dist.sum_to_all(co_correct(np.concatenate(correct[:k + 1], axis=1)))
@@ -303,27 +341,40 @@ class KernelGridSearchCV(BaseSearchCV):
         self.best_score_ = float(mean[self.best_index_])
 
 
-def _fit_fold(base, paths, stacked, alive, value_of, X_fit, y_fit, score):
+def _fit_fold(base, paths, stacked, alive, value_of, X_fit, y_fit, score, steps=None):
     """Fit one fold: for each path not in `stacked` (the indices of paths solved already),
     its grid points still alive, on the fold's training rows X_fit, y_fit, in one
-    `fit_path`; score(i, model, seconds) after each grid point i's solve.  The fold's
+    `fit_path`; score(i, model, seconds, view) after each grid point i's solve.  The fold's
     k-means landmarks and the sigma-free part of their kernel blocks are computed once for
-    every path, and each path's models are scored on test rows transformed once."""
+    every path, and each path's models are scored on test rows transformed once.  steps:
+    for a Pipeline, its other steps fitted on the fold (a FoldSteps), whose transformed rows
+    the last step's path is fitted on (view: see `score` in KernelGridSearchCV._search)."""
     with shared_across_bandwidths():
         for p, (fixed, members) in enumerate(paths):
             run = [i for i in members if alive[i]]
             if p in stacked or not run:
                 continue
+            estimator, rows, view = clone(base).set_params(**fixed), X_fit, None
+            if steps is not None:
+                estimator, rows, test_rows, pipeline_of = steps.prepared(estimator)
+                view = (test_rows, pipeline_of)
             solved, clock = iter(run), [time.perf_counter()]
 
-            def on_model(model):
-                score(next(solved), model, time.perf_counter() - clock[0])
+            def on_model(model, view=view):
+                score(next(solved), model, time.perf_counter() - clock[0], view)
                 clock[0] = time.perf_counter()
 
             budget = min(available_memory_bytes() // 8, KEPT_TEST_FEATURES_BYTES)
             with kept_features(budget):
-                clone(base).set_params(**fixed).fit_path(
-                    X_fit, y_fit, [value_of(i) for i in run], on_model=on_model)
+                estimator.fit_path(rows, y_fit, [value_of(i) for i in run],
+                                   on_model=on_model)
+
+
+def _pipeline_rows(X, y):
+    """The rows and targets of a search over a Pipeline: X as given (its first step checks
+    it), y as an array; ValueError if their numbers of rows differ."""
+    X, y = indexable(X, y)
+    return X, np.asarray(y)
 
 
 def _check_candidate(estimator, candidate):
@@ -352,7 +403,8 @@ def _paths(candidates, name, value_of):
         fixed = {k: v for k, v in candidate.items() if k != name}
         groups.setdefault(repr(sorted(fixed.items(), key=lambda kv: kv[0])),
                           (fixed, []))[1].append(i)
-    strength = value_of if name == "C" else (lambda i: -value_of(i))
+    # C (or a Pipeline's <step>__C) grows, alpha shrinks, from strong to weak
+    strength = value_of if name.rpartition("__")[2] == "C" else (lambda i: -value_of(i))
     paths = []
     for fixed, members in groups.values():
         members.sort(key=strength)
