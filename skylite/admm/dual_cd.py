@@ -14,7 +14,9 @@ dual variables.  What it costs against block ADMM on MNIST is in docs/tuning.md.
 With a Nystroem map of several column blocks the l2 regularizer is the RKHS norm
 1/2 tr(W^T G W) (`skylite.prox.RKHSNorm`); with G = R R^T (Cholesky) the features
 z~ = R^-1 z and weights w~ = R^T w turn it into the l2 problem above (z~ . w~ = z . w,
-||w~||^2 = w^T G w), solved on z~, and the model is W = R^-T W~.
+||w~||^2 = w^T G w), solved on z~, and the model is W = R^-T W~.  Where G is only
+semidefinite (landmarks close for the bandwidth: Cholesky fails), the features are whitened
+on G's range instead (`range_whitening`, an eigendecomposition of G).
 
 The method needs every row's features in memory (n s float64) in one process; `plan`
 refuses a run that does not fit, naming solver="admm", which streams the features.  One
@@ -57,6 +59,17 @@ def dual_cd_memory_bytes(n, s, m, whitened):
     output before conversion), the factor of G when `whitened` (s^2), the targets, dual
     variables and visiting orders (m n float64, float64 and int32) and the weights (2 m s)."""
     return 8 * (2 * n * s + (s * s if whitened else 0) + 2 * m * n + 2 * m * s) + 4 * m * n
+
+
+def range_whitening(G):
+    """V (s x r) with V^T G V = I_r on the range of a positive semidefinite G (G = Q diag(
+    lambda) Q^T; V = Q_+ diag(lambda_+)^-1/2 over the r eigenvalues above s eps max(lambda),
+    numpy's rank threshold).  With z~ = V^T z and W = V W~ the RKHS norm is ||W~||^2 and the
+    outputs are z . W = z~ . W~ for every W in G's range; W's part in G's null space is a
+    function of RKHS norm zero, which is 0 (up to rounding) on every row."""
+    values, Q = scipy.linalg.eigh(np.array(G, dtype=np.float64), check_finite=False)
+    keep = values > values.max(initial=0.0) * len(values) * np.finfo(np.float64).eps
+    return Q[:, keep] / np.sqrt(values[keep])
 
 
 class DualCD(Method):
@@ -115,18 +128,20 @@ class DualCD(Method):
         Z = np.asarray(self.feature_map.transform(X), dtype=np.float64)
         self._seconds["transform"] = time.perf_counter() - tick
         tick = time.perf_counter()
-        self.factor = None
+        self.factor, self.basis = None, None
         if self.whitened:                    # Z~ = Z R^-T, one triangular solve
             try:
                 self.factor = cholesky(np.array(self.regularizer.gram, dtype=np.float64),
                                        "G")[0]
-            except ValueError:
-                raise ValueError(
-                    "solver='dcd' whitens Nystroem features with the Cholesky factor of the "
-                    "map's RKHS Gram matrix G, which is not positive definite here (landmarks "
-                    "too close for the bandwidth); use solver='admm', or n_blocks=1") from None
-            Z = scipy.linalg.solve_triangular(self.factor, Z.T, lower=True,
-                                              overwrite_b=True, check_finite=False).T
+            except ValueError:               # G only semidefinite: Z~ = Z V on its range
+                self.basis = range_whitening(self.regularizer.gram)
+                if self.basis.shape[1] == 0:
+                    raise ValueError("solver='dcd': the map's RKHS Gram matrix G is zero; "
+                                     "use solver='admm'") from None
+                Z = Z @ self.basis
+            else:
+                Z = scipy.linalg.solve_triangular(self.factor, Z.T, lower=True,
+                                                  overwrite_b=True, check_finite=False).T
         self.Z = np.ascontiguousarray(Z)
         self._seconds["whitening"] = time.perf_counter() - tick
         self.YT = np.ascontiguousarray(Y.T)
@@ -216,7 +231,10 @@ class DualCD(Method):
 
     @property
     def coef(self):
-        """W (s x m): W~^T, or R^-T W~^T for the RKHS norm."""
+        """W (s x m): W~^T, or R^-T W~^T for the RKHS norm (V W~^T on the range of a
+        semidefinite G)."""
+        if self.basis is not None:
+            return self.basis @ self.WT.T
         if self.factor is None:
             return np.ascontiguousarray(self.WT.T)
         return scipy.linalg.solve_triangular(self.factor, self.WT.T, lower=True, trans="T",
