@@ -2,7 +2,7 @@
 scikit-learn's searches of the same pipeline.
 
     SKYLITE_DATA=folder python benchmarks/bench_pipeline_search.py
-        [--contenders ours grid svc-grid svc-halving]
+        [--contenders ours grid svc-grid svc-halving ours-random random]
 
 The protocol, fixed before the runs: letter (letter.npz in the data folder: 16,000 training
 rows, 4,000 test rows, 16 integer features, 26 classes); the pipeline
@@ -15,7 +15,10 @@ scored once, after the search.  Contenders, each in a fresh process, one after t
 - "ours": `KernelGridSearchCV` over the pipeline (the scaler fitted once per fold);
 - "grid": `GridSearchCV` over the same pipeline;
 - "svc-grid" and "svc-halving": `GridSearchCV` and `HalvingGridSearchCV` (its defaults)
-  over `make_pipeline(StandardScaler(), SVC())`, the exact kernel machine.
+  over `make_pipeline(StandardScaler(), SVC())`, the exact kernel machine;
+- "ours-random" and "random" (not run by default): `KernelRandomizedSearchCV` and
+  `RandomizedSearchCV` over the skylite pipeline, 12 candidates drawn with random_state=0
+  from sigma ~ loguniform(1, 4) and C ~ loguniform(1, 1000), the grid's ranges.
 
 The table prints each contender's time (search + refit), the chosen point, its CV and test
 accuracy, and the time ratios of "ours" to the others.
@@ -51,6 +54,15 @@ if name.startswith("svc"):
     pipe = make_pipeline(StandardScaler(), SVC())
     grid = {"svc__gamma": [1.0 / (2 * s * s) for s in sigmas], "svc__C": Cs}
     search = (GridSearchCV if name == "svc-grid" else HalvingGridSearchCV)(pipe, grid, cv=cv)
+elif name.endswith("random"):
+    from scipy.stats import loguniform
+    from sklearn.model_selection import RandomizedSearchCV
+    from skylite.model_selection import KernelRandomizedSearchCV
+    pipe = make_pipeline(StandardScaler(), KernelSVC(random_state=0))
+    spaces = {"kernelsvc__sigma": loguniform(min(sigmas), max(sigmas)),
+              "kernelsvc__C": loguniform(min(Cs), max(Cs))}
+    search = (KernelRandomizedSearchCV if name == "ours-random" else RandomizedSearchCV)(
+        pipe, spaces, n_iter=12, cv=cv, random_state=0)
 else:
     pipe = make_pipeline(StandardScaler(), KernelSVC(random_state=0))
     grid = {"kernelsvc__sigma": sigmas, "kernelsvc__C": Cs}
@@ -77,14 +89,15 @@ def main(args):
     for name in args.contenders:
         r = results[name] = run_child(CHILD, name, json.dumps(SIGMAS), json.dumps(CS),
                                       DATA / "letter.npz")
-        best = f"{r['best']['sigma']:g}, {r['best']['C']:g}"
+        best = f"{r['best']['sigma']:.3g}, {r['best']['C']:.4g}"
         print(f"{name:<12} {r['seconds']:>9.1f} {best:>15} {100 * r['cv']:>7.2f}% "
               f"{100 * r['test']:>8.2f}%", flush=True)
-    for other in ("grid", "svc-grid", "svc-halving"):
-        if "ours" in results and other in results:
-            ratio = results["ours"]["seconds"] / results[other]["seconds"]
-            gain = 100 * (results["ours"]["test"] - results[other]["test"])
-            print(f"ours / {other}: time {ratio:.3f}, test accuracy {gain:+.2f} pt")
+    for mine, other in (("ours", "grid"), ("ours", "svc-grid"), ("ours", "svc-halving"),
+                        ("ours-random", "random")):
+        if mine in results and other in results:
+            ratio = results[mine]["seconds"] / results[other]["seconds"]
+            gain = 100 * (results[mine]["test"] - results[other]["test"])
+            print(f"{mine} / {other}: time {ratio:.3f}, test accuracy {gain:+.2f} pt")
 
 
 if __name__ == "__main__":

@@ -8,13 +8,15 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from sklearn.base import clone
 from sklearn.decomposition import PCA
-from sklearn.model_selection import GridSearchCV, GroupKFold, StratifiedKFold
+from scipy.stats import loguniform, uniform
+from sklearn.model_selection import (GridSearchCV, GroupKFold, RandomizedSearchCV,
+                                     StratifiedKFold)
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skylite import KernelLogisticRegression, KernelRidge, KernelSVC
 from skylite.datasets import load_pendigits
-from skylite.model_selection import KernelGridSearchCV
+from skylite.model_selection import KernelGridSearchCV, KernelRandomizedSearchCV
 from skylite.model_selection._racing import RACING_STANDARD_ERRORS, co_correct, surviving
 
 pytestmark = pytest.mark.filterwarnings("ignore:BlockADMM stopped at max_iter")
@@ -350,6 +352,42 @@ def test_a_pipeline_search_refuses_what_it_cannot_do_before_any_fit(
     monkeypatch.setattr(KernelSVC, "fit_path", lambda *a, **k: pytest.fail("fitted"))
     with pytest.raises(ValueError, match=message):
         KernelGridSearchCV(estimator, grid, cv=2, **options).fit(X, y)
+
+
+def test_the_randomized_search_draws_and_scores_as_randomized_search_cv(digits):
+    """The same candidates for the same random_state, the same keys and scores; candidates
+    that share a drawn sigma share a path over C."""
+    X, y = digits
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    spaces = {"sigma": [0.3, 1.0], "C": loguniform(1.0, 100.0)}
+    ours = KernelRandomizedSearchCV(svc(tol=1e-5), spaces, n_iter=6, cv=cv, racing=False,
+                                    random_state=3).fit(X, y)
+    theirs = RandomizedSearchCV(svc(tol=1e-5), spaces, n_iter=6, cv=cv,
+                                random_state=3).fit(X, y)
+    assert ours.cv_results_["params"] == theirs.cv_results_["params"]
+    assert sorted(ours.cv_results_) == sorted(theirs.cv_results_)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"],
+                               theirs.cv_results_["mean_test_score"], atol=1e-3)
+    assert ours.best_params_ == theirs.best_params_
+    assert abs(ours.score(X, y) - theirs.score(X, y)) <= 1e-3
+    again = clone(ours).fit(X, y)
+    assert again.cv_results_["params"] == ours.cv_results_["params"]
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"n_iter": 0}, "n_iter must be an int >= 1"),
+    ({"n_iter": 2.5}, "n_iter must be an int >= 1"),
+    ({"param_distributions": {}}, "param_distributions is empty"),
+    ({"param_distributions": {"Cx": [1.0]}}, "unknown parameter 'Cx'"),
+    ({"param_distributions": {"C": uniform(-2.0, 1.0)}}, "C must be finite and > 0"),
+])
+def test_the_randomized_search_refuses_bad_arguments_before_any_fit(digits, monkeypatch,
+                                                                    options, message):
+    X, y = digits
+    monkeypatch.setattr(KernelSVC, "fit_path", lambda *a, **k: pytest.fail("fitted"))
+    kw = {"param_distributions": {"C": [1.0]}, "n_iter": 1, **options}
+    with pytest.raises(ValueError, match=message):
+        KernelRandomizedSearchCV(svc(), cv=2, **kw).fit(X, y)
 
 
 def test_a_class_missing_from_a_fold_is_refused_before_any_fit(digits, monkeypatch):

@@ -345,7 +345,8 @@ def test_kernel_grid_search_over_two_ranks_gives_the_serial_result(mpiexec):
     """Folds by global row id: two ranks with uneven shares of the rows (a rank may hold
     no test row of a fold) find the serial search's scores and best grid point, with the
     folds stacked in one solve and fold by fold, racing drops the serial search's points,
-    and a group splitter given each rank's groups makes the serial folds."""
+    a group splitter given each rank's groups makes the serial folds, and a randomized
+    search without a seed searches rank 0's draw on every rank."""
     results, _ = launch(mpiexec, "search")
     root = results[0]
     for r in (0, 1):
@@ -361,5 +362,8 @@ def test_kernel_grid_search_over_two_ranks_gives_the_serial_result(mpiexec):
         np.testing.assert_allclose(results[r]["grouped_mean"], root["serial_grouped_mean"],
                                    atol=1e-3)
         assert "groups given" in results[r]["one_rank_groups"]
+        # random_state=None: every rank searches rank 0's draw
+        assert results[r]["drawn_params"] == root["drawn_params"]
+        assert results[r]["drawn_mean"] == root["drawn_mean"]
     assert max(root["serial_raced_dropped"]) == 0
     assert root["grouped_mean"] != root["mean"]

@@ -159,7 +159,7 @@ class KernelGridSearchCV(BaseSearchCV):
         leaves this object as it was.
         """
         if fit_params:
-            raise TypeError(f"KernelGridSearchCV.fit takes no fit parameters, got "
+            raise TypeError(f"{type(self).__name__}.fit takes no fit parameters, got "
                             f"{sorted(fit_params)}")
         with restored_on_failure(self):
             return self._search(X, y, groups)
@@ -189,11 +189,7 @@ class KernelGridSearchCV(BaseSearchCV):
             raise ValueError("a Pipeline under a communicator would fit its other steps on "
                              "each rank's rows alone: transform the rows before the search, "
                              "or search the skylite estimator without the Pipeline")
-        grid = self.param_grid
-        if not grid or (isinstance(grid, (list, tuple)) and not all(grid)):
-            raise ValueError(f"param_grid is empty: give each parameter a non-empty list "
-                             f"of values, got {grid!r}")
-        candidates = list(ParameterGrid(grid))
+        candidates = self._candidates(final._distributed())
         valid = base.get_params(deep=bool(prefix))
         for candidate in candidates:
             unknown = sorted(set(candidate) - set(valid))
@@ -203,18 +199,26 @@ class KernelGridSearchCV(BaseSearchCV):
                                  f"{sorted(valid)}")
             if prefix and prefix[:-2] in candidate:
                 raise ValueError(f"the grid replaces the Pipeline's last step "
-                                 f"{prefix[:-2]!r}: KernelGridSearchCV tunes one skylite "
-                                 f"estimator; search each in its own KernelGridSearchCV")
+                                 f"{prefix[:-2]!r}: {type(self).__name__} tunes one skylite "
+                                 f"estimator; search each in its own {type(self).__name__}")
             _check_candidate(final_step(clone(base).set_params(**candidate)), candidate)
         if isinstance(self.scoring, (list, tuple, set, dict)):
-            raise ValueError("KernelGridSearchCV takes one scoring (a str, a callable or "
-                             "None), not several")
+            raise ValueError(f"{type(self).__name__} takes one scoring (a str, a callable "
+                             f"or None), not several")
         if self.scoring is not None and final.comm is not None:
             raise ValueError("under a communicator scoring must be None (the estimator's "
                              "collective score)")
         scorer = check_scoring(base, self.scoring)
         accuracy = final.is_classifier and self.scoring in (None, "accuracy")
         return base, candidates, scorer, accuracy
+
+    def _candidates(self, dist):
+        """The grid points, in ParameterGrid's order (the same on every rank)."""
+        grid = self.param_grid
+        if not grid or (isinstance(grid, (list, tuple)) and not all(grid)):
+            raise ValueError(f"param_grid is empty: give each parameter a non-empty list "
+                             f"of values, got {grid!r}")
+        return list(ParameterGrid(grid))
 
     # ---- the search ----
 

@@ -479,6 +479,14 @@ def search():
                                  racing=False, refit=False).fit(X[mine], y[mine],
                                                                 groups=writers[mine])
     out["grouped_mean"] = grouped.cv_results_["mean_test_score"].tolist()
+    from scipy.stats import loguniform
+    from skylite.model_selection import KernelRandomizedSearchCV
+    drawn = KernelRandomizedSearchCV(clone(est).set_params(comm=comm),
+                                     {"sigma": loguniform(0.3, 1.0), "C": [1.0, 10.0]},
+                                     n_iter=3, cv=3, refit=False).fit(X[mine], y[mine])
+    out["drawn_params"] = [{k: float(v) for k, v in p.items()} for p in
+                           drawn.cv_results_["params"]]
+    out["drawn_mean"] = drawn.cv_results_["mean_test_score"].tolist()
     try:                                     # groups from one rank only: refused on both
         KernelGridSearchCV(clone(est).set_params(comm=comm), grid, cv=GroupKFold(3)).fit(
             X[mine], y[mine], groups=writers[mine] if rank == 0 else None)
