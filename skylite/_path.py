@@ -10,8 +10,11 @@ regenerated), continuing from the previous value's whole ADMM state (iterates, d
 rho, rescaled to the new value's preconditioning: `BlockADMM.solve(keep_state=True)`), which
 took 0.7-0.85 of a cold fit's iterations to the same objective on MNIST-10k at C = 100 and
 1000 (docs/tuning.md).  Each solve's model equals an independent fit at that value up to
-the solver's tolerance.  Solvers that have no iterative
-setup to share (solver="direct", "exact", "pcg") fall back to separate fits.
+the solver's tolerance.  The closed form of the squared loss with l2 (solver="direct")
+makes its normal equations Z^T Z and Z^T Y once and factors Z^T Z + n alpha I for each
+value (skylite._solvers.ClosedForm): each model is bitwise a separate fit's.  The exact
+kernel solver ("exact") solves each value from the kept rows and kernel; "pcg" falls back to
+separate fits.
 
 `PathFitting` is a mixin of `skylite.estimators.KernelMachine`.
 """
@@ -51,12 +54,16 @@ class RegularizationPath:
 
     def continue_from(self, estimator, engine, dist, n_fit_rows, new_early_stopping, fitted):
         """Solve the remaining values after `estimator`'s first fit: on `engine`'s setup
-        (a fitted BlockADMM) when there is one, else by separate fits."""
+        (a fitted BlockADMM, or the closed form's kept normal equations,
+        skylite._solvers.ClosedForm) when there is one, else by separate fits."""
         self.on_model(estimator)
         for value in self.values[1:]:
             setattr(estimator, self.name, value)
             if engine is None:
                 estimator._fit(self.X, self.y, None, None, None)
+            elif not hasattr(engine, "driver_"):       # a closed form: another alpha
+                estimator.alpha_ = estimator._resolved_alpha(dist, n_fit_rows)
+                estimator._set_fitted(engine.solve(estimator.alpha_), None, *fitted)
             else:
                 estimator.alpha_ = estimator._resolved_alpha(dist, n_fit_rows)
                 early = new_early_stopping()

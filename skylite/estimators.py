@@ -29,7 +29,7 @@ from ._outputs import CachedOutputs, outputs
 from ._path import PathFitting
 from ._problem import ProblemParameters, with_C
 from ._machine import available_memory_bytes
-from ._solvers import one_solve, regularizer_for_map, resolve_solver
+from ._solvers import ClosedForm, regularizer_for_map, resolve_solver
 from ._validation import resolve_seed, take_rows
 from .admm import BlockADMM
 from .admm.driver import Driver
@@ -230,14 +230,17 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         if solver in ("exact", "pcg") and kernel is None:     # a user's map: its kernel
             kernel = self._kernel_object(X, dist)
         if solver in ("direct", "exact"):
-            result = one_solve(solver, X, Y, self.alpha_, feature_map=self.feature_map_,
-                               kernel=kernel, precision=self.precision_)
+            closed_form = ClosedForm(solver, X, Y, feature_map=self.feature_map_,
+                                     kernel=kernel, precision=self.precision_,
+                                     keep=path is not None and len(path.values) > 1)
+            result = closed_form.solve(self.alpha_)
             if self.verbose and solver == "direct":
                 print(f"skylite: closed form of the squared loss with l2 "
                       f"(s={self.feature_map_.n_features}): {result.phase_seconds['direct']:.2f}s")
             self._set_fitted(result, None, loss, regularizer, kernel)
             if path is not None:
-                path.continue_from(self, None, dist, X.shape[0], None, None)
+                path.continue_from(self, closed_form, dist, X.shape[0], None,
+                                   (loss, regularizer, kernel))
             return
         validation, callback, early = None, self.callback, None
         memory_budget = self.memory_budget

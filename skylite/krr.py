@@ -34,7 +34,8 @@ from ._validation import check_positive
 from .admm.driver import ConvergenceWarning, Driver, DriverSettings
 from .admm.pcg import PCG, pcg_memory_bytes
 
-__all__ = ["exact_dual_coef", "pcg_dual_coef", "feature_ridge_coef", "kernel_matvec",
+__all__ = ["exact_dual_coef", "pcg_dual_coef", "feature_ridge_coef",
+           "feature_normal_equations", "ridge_from_normal_equations", "kernel_matvec",
            "PCGResult", "memory_bytes"]
 
 def memory_bytes(solver, n, s, m):
@@ -190,8 +191,23 @@ def feature_ridge_coef(feature_map, X, Y, alpha):
     W : ndarray of shape (s, m) or (s,)
         The weights; predictions are feature_map.transform(X_new) @ W.
     """
-    Y = _targets(Y, X.shape[0])
     lam = _lam(alpha, X.shape[0])
+    G, ZtY = feature_normal_equations(feature_map, X, Y)
+    return ridge_from_normal_equations(G, ZtY, lam, alpha, overwrite=True)
+
+
+def feature_normal_equations(feature_map, X, Y):
+    """(Z^T Z, Z^T Y) of `feature_ridge_coef`, Z = feature_map(X), accumulated over row
+    chunks: what every alpha's solve needs (a regularization path makes them once).
+
+    Returns
+    -------
+    G : ndarray of shape (s, s), Fortran order
+        Z^T Z, its lower triangle (the upper one is not set).
+    ZtY : ndarray of shape (s, m) or (s,)
+        Z^T Y.
+    """
+    Y = _targets(Y, X.shape[0])
     s = int(feature_map.n_features)
     G = np.zeros((s, s), order="F")
     ZtY = np.zeros((s,) + Y.shape[1:])
@@ -199,6 +215,15 @@ def feature_ridge_coef(feature_map, X, Y, alpha):
         Z = np.asarray(feature_map.transform(X[a:b]), dtype=np.float64)
         G = gram_lower(Z, G)
         ZtY += Z.T @ Y[a:b]
+    return G, ZtY
+
+
+def ridge_from_normal_equations(G, ZtY, lam, alpha, overwrite=False):
+    """W with (G + lam I) W = Z^T Y, from `feature_normal_equations`' G (lower triangle) by
+    one Cholesky factorization; G is kept unless `overwrite` (then it holds the factor).
+    alpha names the system in the error of a factorization that fails."""
+    if not overwrite:
+        G = G.copy(order="F")
     G[np.diag_indices_from(G)] += lam
     factor = cholesky(G, f"Z^T Z + n alpha I at alpha={alpha:g}")
     return cho_solve(factor, ZtY, check_finite=False)

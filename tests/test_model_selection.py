@@ -46,14 +46,33 @@ def test_each_value_of_a_path_equals_an_independent_fit(digits):
         assert model.alpha_ == pytest.approx(1.0 / (len(y) * model.C))
 
 
-def test_a_path_over_alpha_for_a_regressor_falls_back_to_separate_fits_exactly(digits):
+def test_a_closed_form_path_over_alpha_makes_the_normal_equations_once(digits, monkeypatch):
+    """KernelRidge's closed form: Z^T Z and Z^T Y made once for every alpha of the path,
+    and each alpha's model bitwise a separate fit's."""
+    import skylite._solvers as solvers
     X, y = digits
     target = X[:, 0] + X[:, 1] ** 2
-    est = KernelRidge(n_features=64, sigma=1.0)             # closed form: nothing to share
-    models = est.fit_path(X, target, [1e-2, 1e-4])
+    est = KernelRidge(n_features=64, sigma=1.0)
+    passes = []
+    made = solvers.feature_normal_equations
+    monkeypatch.setattr(solvers, "feature_normal_equations",
+                        lambda *a: passes.append(1) or made(*a))
+    models = est.fit_path(X, target, [1e-2, 1e-3, 1e-4])
+    assert len(passes) == 1 and [m.solver_ for m in models] == ["direct"] * 3
     for model in models:
         alone = clone(est).set_params(alpha=model.alpha).fit(X, target)
-        np.testing.assert_allclose(model.coef_, alone.coef_, rtol=1e-12)
+        np.testing.assert_array_equal(model.coef_, alone.coef_)
+        assert model.alpha_ == model.alpha
+    assert len(passes) == 4
+
+
+def test_an_exact_kernel_path_over_alpha_equals_separate_fits(digits):
+    X, y = digits
+    target = X[:300, 0] + X[:300, 1] ** 2
+    est = KernelRidge(sigma=1.0, solver="exact")
+    for model in est.fit_path(X[:300], target, [1e-2, 1e-4]):
+        alone = clone(est).set_params(alpha=model.alpha).fit(X[:300], target)
+        np.testing.assert_array_equal(model.dual_coef_, alone.dual_coef_)
 
 
 def test_a_failing_path_leaves_the_estimator_as_it_was(digits):
