@@ -10,7 +10,8 @@ their transform of a fold's test rows is made once and serves every model of the
 A model of a fold is scored as the pipeline would be: the scorers of scoring=None (the
 estimator's `score`) and of a scorer name ("accuracy", "f1_macro", ...) call the last step
 on the transformed test rows, which is what the fitted pipeline does; a callable `scoring`
-is given the fitted pipeline itself (`FoldSteps.pipeline`) and the fold's raw test rows.
+is given the fitted pipeline itself (the last function `FoldSteps.prepared` returns makes it
+from a fold model) and the fold's raw test rows.
 """
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
