@@ -125,7 +125,7 @@ def _pyplot():
     return plt
 
 
-def plot_search(search, *, x="C", y=None, ax=None, title=None):
+def plot_search(search, *, x="C", y=None, ax=None, title=None, metric=None):
     """Draw a grid search's mean cross-validation score as a heatmap over two parameters.
 
     One cell per pair of values of `x` (columns, labelled by their log2 when they are
@@ -147,6 +147,9 @@ def plot_search(search, *, x="C", y=None, ax=None, title=None):
         Where to draw; None makes a new figure.
     title : str or None, default=None
         The title; None says what is drawn.
+    metric : str or None, default=None
+        For a search of several scorings, the name of the one drawn (``mean_test_<name>``);
+        None: the one `refit` names.
 
     Returns
     -------
@@ -166,7 +169,12 @@ def plot_search(search, *, x="C", y=None, ax=None, title=None):
     params = results["params"]
     xs = sorted({p[x] for p in params if x in p})
     ys = sorted({p[y] for p in params if y in p}) if y is not None else [None]
-    mean = np.asarray(results["mean_test_score"], dtype=float)
+    if metric is None:
+        metric = "score" if "mean_test_score" in results else getattr(search, "refit", None)
+    if not isinstance(metric, str) or f"mean_test_{metric}" not in results:
+        scored = [key[len("mean_test_"):] for key in results if key.startswith("mean_test_")]
+        raise ValueError(f"metric={metric!r}: name the score to draw, one of {scored}")
+    mean = np.asarray(results[f"mean_test_{metric}"], dtype=float)
     dropped = np.asarray(getattr(search, "dropped_after_", np.full(len(params), -1))) >= 0
     grid = np.full((len(ys), len(xs)), np.nan)
     hatched = np.zeros(grid.shape, dtype=bool)
@@ -192,20 +200,23 @@ def plot_search(search, *, x="C", y=None, ax=None, title=None):
             if hatched[r, c]:
                 ax.add_patch(plt.Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False,
                                            hatch="//", edgecolor="grey", linewidth=0))
-    best = params[search.best_index_]
+    best = params[search.best_index_] if hasattr(search, "best_index_") else {}
     if x in best:
         r = ys.index(best.get(y)) if y is not None else 0
         ax.add_patch(plt.Rectangle((xs.index(best[x]) - 0.5, r - 0.5), 1, 1, fill=False,
                                    edgecolor="red", linewidth=2.5))
     # powers of two (LIBSVM's grid.py) are labelled by their log2, other values as they are
-    logs = x in ("C", "alpha", "gamma") and all(float(np.log2(v)).is_integer() for v in xs)
+    logs = (x.rpartition("__")[2] in ("C", "alpha", "gamma")       # a Pipeline's too
+            and all(float(np.log2(v)).is_integer() for v in xs))
     ax.set_xticks(range(len(xs)), [f"{np.log2(v):g}" if logs else f"{v:g}" for v in xs])
     ax.set_xlabel(f"log2 {x}" if logs else x)
     ax.set_yticks(range(len(ys)), [f"{v:g}" if isinstance(v, (int, float)) else str(v)
                                    for v in ys] if y is not None else [""])
     ax.set_ylabel(y or "")
-    what = "accuracy (%)" if accuracy else "score"
-    title = title or f"mean cross-validation {what}; best outlined in red"
+    what = "accuracy" if metric == "score" else metric
+    what = f"{what} (%)" if accuracy else ("score" if metric == "score" else metric)
+    title = title or (f"mean cross-validation {what}" + ("; best outlined in red" if best
+                                                          else ""))
     if hatched.any():
         title += "\n(hatched: dropped by racing, mean over the folds it ran)"
     ax.set_title(title)

@@ -409,6 +409,48 @@ def test_the_randomized_search_refuses_bad_arguments_before_any_fit(digits, monk
         KernelRandomizedSearchCV(svc(), cv=2, **kw).fit(X, y)
 
 
+@pytest.mark.parametrize("scoring, refit", [
+    (["accuracy", "f1_macro"], "f1_macro"),
+    ({"acc": "accuracy", "balanced": "balanced_accuracy"}, "acc"),
+])
+def test_several_scorings_are_reported_as_grid_search_cv_reports_them(digits, scoring,
+                                                                      refit):
+    X, y = digits
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    grid = {"sigma": [0.3, 1.0], "C": [1.0, 10.0]}
+    ours = KernelGridSearchCV(svc(tol=1e-5), grid, cv=cv, scoring=scoring, refit=refit,
+                              racing=False).fit(X, y)
+    theirs = GridSearchCV(svc(tol=1e-5), grid, cv=cv, scoring=scoring, refit=refit).fit(X, y)
+    assert sorted(ours.cv_results_) == sorted(theirs.cv_results_)
+    names = scoring if isinstance(scoring, list) else list(scoring)
+    for name in names:
+        np.testing.assert_allclose(ours.cv_results_[f"mean_test_{name}"],
+                                   theirs.cv_results_[f"mean_test_{name}"], atol=2e-3)
+    assert ours.multimetric_ and sorted(ours.scorer_) == sorted(names)
+    assert ours.best_params_ == theirs.best_params_
+    assert ours.best_score_ == pytest.approx(theirs.best_score_, abs=2e-3)
+    assert ours.score(X, y) == pytest.approx(theirs.score(X, y), abs=2e-3)  # refit's scorer
+    unranked = KernelGridSearchCV(svc(), grid, cv=2, scoring=scoring, refit=False).fit(X, y)
+    assert not hasattr(unranked, "best_params_") and not hasattr(unranked, "best_estimator_")
+    assert f"rank_test_{names[0]}" in unranked.cv_results_
+
+
+@pytest.mark.parametrize("scoring, refit, message", [
+    (["accuracy", "f1_macro"], True, "refit must be the name of one of them"),
+    (["accuracy", "f1_macro"], "f1", "refit must be the name of one of them"),
+    ([], False, "scoring is empty"),
+    (["accuracy", "accuracy"], "accuracy", "names a scorer twice"),
+    ("accuracy", "accuracy", "refit must be True or False"),
+    (["accuracy", "no_such_scorer"], "accuracy", "no_such_scorer"),
+])
+def test_bad_scorings_are_refused_before_any_fit(digits, monkeypatch, scoring, refit,
+                                                 message):
+    X, y = digits
+    monkeypatch.setattr(KernelSVC, "fit_path", lambda *a, **k: pytest.fail("fitted"))
+    with pytest.raises(ValueError, match=message):
+        KernelGridSearchCV(svc(), {"C": [1.0]}, cv=2, scoring=scoring, refit=refit).fit(X, y)
+
+
 def test_a_class_missing_from_a_fold_is_refused_before_any_fit(digits, monkeypatch):
     X, y = digits
     order = np.argsort(y, kind="stable")

@@ -102,6 +102,34 @@ def test_plot_search_draws_a_cell_per_grid_point_with_the_best_outlined(digits_n
     assert ax.get_xlabel() == "C"
 
 
+def test_plot_search_draws_a_named_score_of_several_and_a_pipelines_c(digits_npz):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from skylite.plotting import plot_search
+    _, X, y = digits_npz
+    pipe = make_pipeline(StandardScaler(), skylite.KernelSVC(n_features=64))
+    search = KernelGridSearchCV(pipe, {"kernelsvc__C": [1.0, 8.0], "kernelsvc__sigma": [2, 4]},
+                                cv=2, scoring=["accuracy", "f1_macro"], refit="f1_macro"
+                                ).fit(X, y)
+    ax = plot_search(search, x="kernelsvc__C")                # the refit's score
+    assert "f1_macro" in ax.get_title() and "best outlined" in ax.get_title()
+    assert f"{100 * search.best_score_:.1f}" in [t.get_text() for t in ax.texts]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "3"]    # log2 C
+    ax = plot_search(search, x="kernelsvc__C", metric="accuracy")
+    best_accuracy = np.nanmax(search.cv_results_["mean_test_accuracy"])
+    assert f"{100 * best_accuracy:.1f}" in [t.get_text() for t in ax.texts]
+    with pytest.raises(ValueError, match="name the score to draw, one of"):
+        plot_search(search, x="kernelsvc__C", metric="recall")
+    unranked = KernelGridSearchCV(pipe, {"kernelsvc__C": [1.0, 8.0]}, cv=2,
+                                  scoring=["accuracy", "f1_macro"], refit=False).fit(X, y)
+    with pytest.raises(ValueError, match="name the score to draw"):
+        plot_search(unranked, x="kernelsvc__C")
+    ax = plot_search(unranked, x="kernelsvc__C", metric="accuracy")
+    assert "best outlined" not in ax.get_title()
+
+
 def test_tune_a_regressor_over_alpha(tmp_path, capsys, pendigits):
     X = pendigits[0][:600] / 100.0
     data = tmp_path / "reg.npz"

@@ -22,7 +22,6 @@ import time
 import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import clone
-from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.utils import indexable
@@ -36,6 +35,7 @@ from ..sketch._landmarks import shared_across_bandwidths
 from ._folds import Folds
 from ._pipeline import FoldSteps, final_step, pipeline_prefix, rows_of
 from ._racing import co_correct, surviving
+from ._scoring import Scorings
 from ._stacked import StackedPath, stackable
 
 __all__ = ["KernelGridSearchCV"]
@@ -52,8 +52,9 @@ class KernelGridSearchCV(BaseSearchCV):
 
     A drop-in for scikit-learn's `GridSearchCV` over `KernelSVC`,
     `KernelLogisticRegression`, `KernelRidge`, `KernelLADRegression` and `KernelMachine`,
-    or a `Pipeline` ending in one: the same grid, folds, scores and fitted attributes.  Grid points that differ only in C
-    (or alpha) share one setup per fold and kernel setting; the others are separate fits.
+    or a `Pipeline` ending in one: the same grid, folds, scores and fitted attributes.
+    Grid points that differ only in C (or alpha) share one setup per fold and kernel
+    setting; the others are separate fits.
     Each fold model is the model an independent fit on the fold's training rows gives (up
     to the solver's tolerance), and its score comes from the fold's test rows only: the
     estimator's early stopping, when on, holds out part of the fold's training rows.
@@ -72,15 +73,18 @@ class KernelGridSearchCV(BaseSearchCV):
         The folds: an int k is StratifiedKFold(k) for a classifier, KFold(k) otherwise
         (over every rank's rows, by global row id); a group splitter (GroupKFold, ...)
         splits by the `groups` given to `fit`.
-    scoring : None, str or callable, default=None
-        None: the estimator's `score` (accuracy or R^2); else a scikit-learn scorer
-        (single metric; under MPI only None, whose score is collective).
-    refit : bool, default=True
-        Refit the best grid point on all the rows (``best_estimator_``).
+    scoring : None, str, callable, list, tuple, set or dict, default=None
+        None: the estimator's `score` (accuracy or R^2); else a scikit-learn scorer, or
+        several (scorer names, or a dict of names to scorers: GridSearchCV's multi-metric
+        evaluation, skylite.model_selection._scoring).  Under MPI only None, whose score is
+        collective.
+    refit : bool or str, default=True
+        Refit the best grid point on all the rows (``best_estimator_``).  With several
+        scorings: the name of the one that chooses the best grid point, or False.
     racing : bool, default=True
         Drop grid points whose accuracy is clearly behind after a fold
-        (skylite.model_selection._racing; accuracy scoring only) among the points fitted
-        fold by fold.  False: every grid point runs every fold.
+        (skylite.model_selection._racing; only where accuracy chooses the best point)
+        among the points fitted fold by fold.  False: every grid point runs every fold.
     stack_folds : bool, default=False
         Solve the folds of a path over C together, as one problem whose models sit side by
         side (skylite.model_selection._stacked), where they share their feature map (a
@@ -172,8 +176,6 @@ class KernelGridSearchCV(BaseSearchCV):
             raise ValueError(f"estimator must be a skylite estimator (KernelSVC, "
                              f"KernelRidge, ...) or a Pipeline ending in one, got "
                              f"{self.estimator!r}")
-        if not isinstance(self.refit, bool):
-            raise ValueError(f"refit must be True or False, got {self.refit!r}")
         for flag in ("racing", "stack_folds"):
             if not isinstance(getattr(self, flag), bool):
                 raise ValueError(f"{flag} must be True or False, got {getattr(self, flag)!r}")
@@ -202,15 +204,11 @@ class KernelGridSearchCV(BaseSearchCV):
                                  f"{prefix[:-2]!r}: {type(self).__name__} tunes one skylite "
                                  f"estimator; search each in its own {type(self).__name__}")
             _check_candidate(final_step(clone(base).set_params(**candidate)), candidate)
-        if isinstance(self.scoring, (list, tuple, set, dict)):
-            raise ValueError(f"{type(self).__name__} takes one scoring (a str, a callable "
-                             f"or None), not several")
         if self.scoring is not None and final.comm is not None:
             raise ValueError("under a communicator scoring must be None (the estimator's "
                              "collective score)")
-        scorer = check_scoring(base, self.scoring)
-        accuracy = final.is_classifier and self.scoring in (None, "accuracy")
-        return base, candidates, scorer, accuracy
+        scorings = Scorings(base, self.scoring, self.refit)
+        return base, candidates, scorings, final.is_classifier and scorings.accuracy
 
     def _candidates(self, dist):
         """The grid points, in ParameterGrid's order (the same on every rank)."""
@@ -223,7 +221,7 @@ class KernelGridSearchCV(BaseSearchCV):
     # ---- the search ----
 
     def _search(self, X, y, groups):
-        base, candidates, scorer, accuracy = self._checked()
+        base, candidates, scorings, accuracy = self._checked()
         final, prefix = final_step(base), pipeline_prefix(base)
         dist = final._distributed()
         checker = clone(final)
@@ -240,7 +238,8 @@ class KernelGridSearchCV(BaseSearchCV):
         value_of = lambda i: candidates[i].get(name, default)     # noqa: E731
         paths = _paths(candidates, name, value_of)
         n, k_folds = len(candidates), folds.n_splits
-        scores = np.full((n, k_folds), np.nan)
+        scores = {name: np.full((n, k_folds), np.nan) for name in scorings.scorers}
+        shown = scorings.main or next(iter(scorings.scorers))      # in the progress lines
         fit_times, score_times = np.zeros((n, k_folds)), np.zeros((n, k_folds))
         alive, dropped = np.ones(n, dtype=bool), np.full(n, -1)
         scored_rows = 0
@@ -262,17 +261,20 @@ class KernelGridSearchCV(BaseSearchCV):
             start = time.perf_counter()
             X_test, y_test = tests[k]
             rows = X_test if view is None else view[0]
-            if view is not None and self.scoring is not None and not isinstance(
-                    self.scoring, str):
-                scores[i, k] = scorer(view[1](model), X_test, y_test)
+            if view is not None and any(not (spec is None or isinstance(spec, str))
+                                        for spec in _specs(self.scoring)):
+                values = scorings(view[1](model), X_test, y_test)
             else:
-                scores[i, k] = scorer(model, rows, y_test)
+                values = scorings(model, rows, y_test)
+            for metric, value in values.items():
+                scores[metric][i, k] = value
             if racing:              # a rank may hold no test row of a fold
                 predicted, truth = dist.agree(model._predictions_and_targets, rows, y_test)
                 correct[k][i] = predicted == truth
             score_times[i, k] = time.perf_counter() - start
             say(f"[fold {k + 1}/{k_folds}] {_describe(candidates[i])}: score "
-                f"{scores[i, k]:.4f} ({seconds:.1f} s{how}, {model.n_iter_} iterations)")
+                f"{scores[shown][i, k]:.4f} ({seconds:.1f} s{how}, {model.n_iter_} "
+                f"iterations)")
 
         stacked = set()
         for p, (fixed, members) in enumerate(paths):
@@ -304,9 +306,10 @@ class KernelGridSearchCV(BaseSearchCV):
                     say(f"racing: {int((alive & ~still).sum())} grid point(s) clearly behind "
                         f"after fold {k + 1} are not fitted on the others")
                 alive = still
-        self._set_results(candidates, scores, fit_times, score_times, alive)
+        self._set_results(candidates, scores, fit_times, score_times, alive, scorings.main)
         self.dropped_after_ = dropped
-        self.scorer_, self.multimetric_, self.n_splits_ = scorer, False, k_folds
+        self.scorer_, self.multimetric_ = scorings.scorer_, scorings.multimetric
+        self.n_splits_ = k_folds
         if self.refit:
             estimator = clone(base).set_params(**self.best_params_)
             start = time.perf_counter()
@@ -316,9 +319,10 @@ class KernelGridSearchCV(BaseSearchCV):
                 f"{self.refit_time_:.1f} s")
         return self
 
-    def _set_results(self, candidates, scores, fit_times, score_times, complete):
-        """cv_results_ and the best grid point, with GridSearchCV's keys and meanings."""
-        ran = ~np.isnan(scores)          # times over the folds each grid point ran
+    def _set_results(self, candidates, scores, fit_times, score_times, complete, main):
+        """cv_results_ and the best grid point (by the scoring named `main`; none if None),
+        with GridSearchCV's keys and meanings; scores: name -> (n_candidates, n_splits)."""
+        ran = ~np.isnan(next(iter(scores.values())))    # the folds each grid point ran
         fit_times, score_times = (np.where(ran, t, np.nan) for t in (fit_times, score_times))
         results = {"mean_fit_time": np.nanmean(fit_times, axis=1),
                    "std_fit_time": np.nanstd(fit_times, axis=1),
@@ -327,22 +331,31 @@ class KernelGridSearchCV(BaseSearchCV):
         for key in sorted({k for c in candidates for k in c}):
             results[f"param_{key}"] = _masked_column(candidates, key)
         results["params"] = candidates
-        for k in range(scores.shape[1]):
-            results[f"split{k}_test_score"] = scores[:, k]
-        mean = np.nanmean(scores, axis=1)
-        results["mean_test_score"] = mean
-        results["std_test_score"] = np.nanstd(scores, axis=1)
-        # the points that ran every fold first, each group by decreasing mean (ties: min)
-        key = np.where(complete, mean, np.nan)
-        ranks = rankdata(-np.nan_to_num(key, nan=-np.inf), method="min")
-        behind = ~complete
-        if behind.any():
-            ranks[behind] = complete.sum() + rankdata(-mean[behind], method="min")
-        results["rank_test_score"] = ranks.astype(np.int32)
+        for name, table in scores.items():
+            for k in range(table.shape[1]):
+                results[f"split{k}_test_{name}"] = table[:, k]
+            mean = np.nanmean(table, axis=1)
+            results[f"mean_test_{name}"] = mean
+            results[f"std_test_{name}"] = np.nanstd(table, axis=1)
+            # the points that ran every fold first, each group by decreasing mean (ties: min)
+            key = np.where(complete, mean, np.nan)
+            ranks = rankdata(-np.nan_to_num(key, nan=-np.inf), method="min")
+            behind = ~complete
+            if behind.any():
+                ranks[behind] = complete.sum() + rankdata(-mean[behind], method="min")
+            results[f"rank_test_{name}"] = ranks.astype(np.int32)
         self.cv_results_ = results
-        self.best_index_ = int(np.argmin(ranks))
-        self.best_params_ = candidates[self.best_index_]
-        self.best_score_ = float(mean[self.best_index_])
+        if main is not None:
+            self.best_index_ = int(np.argmin(results[f"rank_test_{main}"]))
+            self.best_params_ = candidates[self.best_index_]
+            self.best_score_ = float(results[f"mean_test_{main}"][self.best_index_])
+
+
+def _specs(scoring):
+    """The scorings given (several as a list, set, tuple or dict's values, or one)."""
+    if isinstance(scoring, dict):
+        return list(scoring.values())
+    return list(scoring) if isinstance(scoring, (list, tuple, set)) else [scoring]
 
 
 def _fit_fold(base, paths, stacked, alive, value_of, X_fit, y_fit, score, steps=None):
