@@ -451,6 +451,26 @@ def test_bad_scorings_are_refused_before_any_fit(digits, monkeypatch, scoring, r
         KernelGridSearchCV(svc(), {"C": [1.0]}, cv=2, scoring=scoring, refit=refit).fit(X, y)
 
 
+@pytest.mark.parametrize("kind", ["estimator", "stacked", "pipeline"])
+def test_train_scores_are_reported_as_grid_search_cv_reports_them(digits, kind):
+    X, y = digits
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    estimator, grid = svc(tol=1e-5), {"sigma": [0.3, 1.0], "C": [1.0, 10.0]}
+    if kind == "pipeline":
+        estimator = make_pipeline(StandardScaler(), estimator)
+        grid = {"kernelsvc__sigma": [2.0, 5.0], "kernelsvc__C": [1.0, 10.0]}
+    ours = KernelGridSearchCV(estimator, grid, cv=cv, racing=False, return_train_score=True,
+                              stack_folds=kind == "stacked").fit(X, y)
+    theirs = GridSearchCV(estimator, grid, cv=cv, return_train_score=True).fit(X, y)
+    assert sorted(ours.cv_results_) == sorted(theirs.cv_results_)
+    for k in range(3):
+        np.testing.assert_allclose(ours.cv_results_[f"split{k}_train_score"],
+                                   theirs.cv_results_[f"split{k}_train_score"], atol=2e-3)
+    assert (ours.cv_results_["mean_train_score"] >= ours.cv_results_["mean_test_score"]).all()
+    with pytest.raises(ValueError, match="return_train_score must be True or False"):
+        KernelGridSearchCV(estimator, grid, cv=cv, return_train_score="yes").fit(X, y)
+
+
 def test_a_class_missing_from_a_fold_is_refused_before_any_fit(digits, monkeypatch):
     X, y = digits
     order = np.argsort(y, kind="stable")

@@ -96,6 +96,10 @@ class KernelGridSearchCV(BaseSearchCV):
     verbose : int, default=0
         1: a line per grid point and fold (its score, fit time and iterations) and one per
         racing decision; on the root rank only under MPI.
+    return_train_score : bool, default=False
+        Also score each fold model on the fold's training rows (``split<k>_train_score``,
+        ``mean_train_score``, ...), to see how far the fit is from the test scores; it
+        costs a prediction of the training rows per grid point and fold.
 
     Attributes
     ----------
@@ -119,7 +123,7 @@ class KernelGridSearchCV(BaseSearchCV):
     """
 
     def __init__(self, estimator, param_grid, *, cv=5, scoring=None, refit=True,
-                 racing=True, stack_folds=False, verbose=0):
+                 racing=True, stack_folds=False, verbose=0, return_train_score=False):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
@@ -128,9 +132,9 @@ class KernelGridSearchCV(BaseSearchCV):
         self.racing = racing
         self.stack_folds = stack_folds
         self.verbose = verbose
+        self.return_train_score = return_train_score
         # what scikit-learn's BaseSearchCV methods read
         self.n_jobs, self.pre_dispatch, self.error_score = None, None, np.nan
-        self.return_train_score = False
 
     def fit(self, X, y, groups=None, **fit_params):
         """Run the search on rows X and targets y (this rank's rows under MPI).
@@ -176,7 +180,7 @@ class KernelGridSearchCV(BaseSearchCV):
             raise ValueError(f"estimator must be a skylite estimator (KernelSVC, "
                              f"KernelRidge, ...) or a Pipeline ending in one, got "
                              f"{self.estimator!r}")
-        for flag in ("racing", "stack_folds"):
+        for flag in ("racing", "stack_folds", "return_train_score"):
             if not isinstance(getattr(self, flag), bool):
                 raise ValueError(f"{flag} must be True or False, got {getattr(self, flag)!r}")
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
@@ -239,6 +243,15 @@ class KernelGridSearchCV(BaseSearchCV):
         paths = _paths(candidates, name, value_of)
         n, k_folds = len(candidates), folds.n_splits
         scores = {name: np.full((n, k_folds), np.nan) for name in scorings.scorers}
+        train_scores = ({name: np.full((n, k_folds), np.nan) for name in scorings.scorers}
+                        if self.return_train_score else None)
+        trains = {}              # fold -> its training rows and targets, made once
+
+        def train_rows(k):
+            if k not in trains:
+                rows = folds.splits[k][0]
+                trains[k] = (take(X, rows), y[rows])
+            return trains[k]
         shown = scorings.main or next(iter(scorings.scorers))      # in the progress lines
         fit_times, score_times = np.zeros((n, k_folds)), np.zeros((n, k_folds))
         alive, dropped = np.ones(n, dtype=bool), np.full(n, -1)
@@ -253,21 +266,30 @@ class KernelGridSearchCV(BaseSearchCV):
         correct = [np.zeros((n, len(test) if racing else 0), dtype=bool)
                    for _, test in folds.splits]
 
+        by_pipeline = any(not (spec is None or isinstance(spec, str))
+                          for spec in _specs(self.scoring))
+
         def score(i, k, model, seconds, how, view=None):
-            """Score grid point i's model of fold k on the fold's test rows.  view, for a
-            Pipeline: (the test rows through its other steps, the model -> the fitted
-            pipeline); a callable scoring is given the pipeline and the raw test rows."""
+            """Score grid point i's model of fold k on the fold's test rows (and training
+            rows, with return_train_score).  view, for a Pipeline: (the test rows through
+            its other steps, the model -> the fitted pipeline, the training rows through its
+            other steps); a callable scoring is given the pipeline and the raw rows."""
             fit_times[i, k] = seconds
             start = time.perf_counter()
             X_test, y_test = tests[k]
             rows = X_test if view is None else view[0]
-            if view is not None and any(not (spec is None or isinstance(spec, str))
-                                        for spec in _specs(self.scoring)):
-                values = scorings(view[1](model), X_test, y_test)
-            else:
-                values = scorings(model, rows, y_test)
-            for metric, value in values.items():
-                scores[metric][i, k] = value
+            targets = [(scores, X_test, y_test, rows)]
+            if train_scores is not None:
+                X_train, y_train = train_rows(k)
+                targets.append((train_scores, X_train, y_train,
+                                X_train if view is None else view[2]))
+            for table, raw, truth, seen in targets:
+                if view is not None and by_pipeline:
+                    values = scorings(view[1](model), raw, truth)
+                else:
+                    values = scorings(model, seen, truth)
+                for metric, value in values.items():
+                    table[metric][i, k] = value
             if racing:              # a rank may hold no test row of a fold
                 predicted, truth = dist.agree(model._predictions_and_targets, rows, y_test)
                 correct[k][i] = predicted == truth
@@ -292,8 +314,9 @@ class KernelGridSearchCV(BaseSearchCV):
         for p in stacked:
             done[paths[p][1]] = True
         for k, (train, test) in enumerate(folds.splits):
-            steps = FoldSteps(take(X, train), y[train], tests[k][0]) if prefix else None
-            _fit_fold(base, paths, stacked, alive, value_of, take(X, train), y[train],
+            X_train, y_train = train_rows(k)
+            steps = FoldSteps(X_train, y_train, tests[k][0]) if prefix else None
+            _fit_fold(base, paths, stacked, alive, value_of, X_train, y_train,
                       lambda i, model, seconds, view, k=k: score(i, k, model, seconds, "",
                                                                   view), steps)
             scored_rows += int(dist.sum_to_all(np.array([len(test)]))[0])
@@ -306,7 +329,8 @@ class KernelGridSearchCV(BaseSearchCV):
                     say(f"racing: {int((alive & ~still).sum())} grid point(s) clearly behind "
                         f"after fold {k + 1} are not fitted on the others")
                 alive = still
-        self._set_results(candidates, scores, fit_times, score_times, alive, scorings.main)
+        self._set_results(candidates, scores, fit_times, score_times, alive, scorings.main,
+                          train_scores)
         self.dropped_after_ = dropped
         self.scorer_, self.multimetric_ = scorings.scorer_, scorings.multimetric
         self.n_splits_ = k_folds
@@ -319,9 +343,11 @@ class KernelGridSearchCV(BaseSearchCV):
                 f"{self.refit_time_:.1f} s")
         return self
 
-    def _set_results(self, candidates, scores, fit_times, score_times, complete, main):
+    def _set_results(self, candidates, scores, fit_times, score_times, complete, main,
+                     train_scores=None):
         """cv_results_ and the best grid point (by the scoring named `main`; none if None),
-        with GridSearchCV's keys and meanings; scores: name -> (n_candidates, n_splits)."""
+        with GridSearchCV's keys and meanings; scores (and train_scores, if any): name ->
+        (n_candidates, n_splits)."""
         ran = ~np.isnan(next(iter(scores.values())))    # the folds each grid point ran
         fit_times, score_times = (np.where(ran, t, np.nan) for t in (fit_times, score_times))
         results = {"mean_fit_time": np.nanmean(fit_times, axis=1),
@@ -344,6 +370,11 @@ class KernelGridSearchCV(BaseSearchCV):
             if behind.any():
                 ranks[behind] = complete.sum() + rankdata(-mean[behind], method="min")
             results[f"rank_test_{name}"] = ranks.astype(np.int32)
+            if train_scores is not None:
+                for k in range(table.shape[1]):
+                    results[f"split{k}_train_{name}"] = train_scores[name][:, k]
+                results[f"mean_train_{name}"] = np.nanmean(train_scores[name], axis=1)
+                results[f"std_train_{name}"] = np.nanstd(train_scores[name], axis=1)
         self.cv_results_ = results
         if main is not None:
             self.best_index_ = int(np.argmin(results[f"rank_test_{main}"]))
@@ -374,7 +405,7 @@ def _fit_fold(base, paths, stacked, alive, value_of, X_fit, y_fit, score, steps=
             estimator, rows, view = clone(base).set_params(**fixed), X_fit, None
             if steps is not None:
                 estimator, rows, test_rows, pipeline_of = steps.prepared(estimator)
-                view = (test_rows, pipeline_of)
+                view = (test_rows, pipeline_of, rows)
             solved, clock = iter(run), [time.perf_counter()]
 
             def on_model(model, view=view):
