@@ -53,8 +53,8 @@ class KernelRandomizedSearchCV(KernelGridSearchCV):
     """
 
     def __init__(self, estimator, param_distributions, *, n_iter=10, cv=5, scoring=None,
-                 refit=True, racing=True, stack_folds=False, verbose=0, random_state=None,
-                 return_train_score=False):
+                 refit=True, racing=True, stack_folds=False, verbose=0,
+                 return_train_score=False, random_state=None):
         self.estimator = estimator
         self.param_distributions = param_distributions
         self.n_iter = n_iter

@@ -242,10 +242,10 @@ class KernelGridSearchCV(BaseSearchCV):
         value_of = lambda i: candidates[i].get(name, default)     # noqa: E731
         paths = _paths(candidates, name, value_of)
         n, k_folds = len(candidates), folds.n_splits
-        scores = {name: np.full((n, k_folds), np.nan) for name in scorings.scorers}
-        train_scores = ({name: np.full((n, k_folds), np.nan) for name in scorings.scorers}
+        scores = {metric: np.full((n, k_folds), np.nan) for metric in scorings.scorers}
+        train_scores = ({metric: np.full((n, k_folds), np.nan) for metric in scorings.scorers}
                         if self.return_train_score else None)
-        trains = {}              # fold -> its training rows and targets, made once
+        trains = {}              # fold -> its training rows and targets, while it is fitted
 
         def train_rows(k):
             if k not in trains:
@@ -319,6 +319,7 @@ class KernelGridSearchCV(BaseSearchCV):
             _fit_fold(base, paths, stacked, alive, value_of, X_train, y_train,
                       lambda i, model, seconds, view, k=k: score(i, k, model, seconds, "",
                                                                   view), steps)
+            trains.pop(k)                                # a copy of the fold's rows
             scored_rows += int(dist.sum_to_all(np.array([len(test)]))[0])
             if racing and k < k_folds - 1:
                 counts = dist.sum_to_all(co_correct(np.concatenate(correct[:k + 1], axis=1)))
