@@ -139,7 +139,8 @@ def plot_search(search, *, x="C", y=None, ax=None, title=None, metric=None):
     search : fitted KernelGridSearchCV or GridSearchCV
         Anything with ``cv_results_`` and ``best_index_``.
     x : str, default="C"
-        The parameter along the horizontal axis.
+        The parameter along the horizontal axis (for a Pipeline's search, "C" finds its last
+        step's "<step>__C").
     y : str or None, default=None
         The parameter along the vertical axis; None: the other parameter of the grid
         (sigma, gamma, ...), or a single row if the grid has only `x`.
@@ -159,6 +160,8 @@ def plot_search(search, *, x="C", y=None, ax=None, title=None, metric=None):
     plt = _pyplot()
     results = search.cv_results_
     names = [key[len("param_"):] for key in results if key.startswith("param_")]
+    if x not in names:          # a Pipeline's names its last step: "kernelsvc__C"
+        x = next((name for name in names if name.rpartition("__")[2] == x), x)
     if x not in names:
         raise ValueError(f"x={x!r} is not a parameter of the search; it has {names}")
     if y is None:

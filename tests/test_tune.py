@@ -113,7 +113,7 @@ def test_plot_search_draws_a_named_score_of_several_and_a_pipelines_c(digits_npz
     search = KernelGridSearchCV(pipe, {"kernelsvc__C": [1.0, 8.0], "kernelsvc__sigma": [2, 4]},
                                 cv=2, scoring=["accuracy", "f1_macro"], refit="f1_macro"
                                 ).fit(X, y)
-    ax = plot_search(search, x="kernelsvc__C")                # the refit's score
+    ax = plot_search(search)             # x="C" finds kernelsvc__C; the refit's score
     assert "f1_macro" in ax.get_title() and "best outlined" in ax.get_title()
     assert f"{100 * search.best_score_:.1f}" in [t.get_text() for t in ax.texts]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "3"]    # log2 C
