@@ -43,6 +43,7 @@ from scipy.linalg.cython_blas cimport dgemm, dtrsm, dtrmm, sgemm, ssyrk
 
 from skylite.sketch._transform cimport BlockTransform, Rows, rows_of, rows_range, TILE_ROWS
 from skylite._native.bf16 cimport sky_bf16_round, sky_bf16_store, sky_bf16_load
+from skylite._native.narrow cimport sky_narrow_available, sky_narrow_t_times_f32
 
 cnp.import_array()
 
@@ -67,7 +68,7 @@ cdef Lengths thread_lengths(BlockTransform T, Py_ssize_t n, Py_ssize_t m, Py_ssi
         wmax = max(wmax, T.work_size(j, TILE_ROWS) + 1)
         any_woodbury |= n < s_j
     L.zsize = 4 if single else 8
-    L.z = n * smax if parts & PART_Z else 0
+    L.z = padded(n * smax) if parts & PART_Z else 0
     L.z64 = n * smax if (parts & PART_Z64 and single and any_woodbury) else 0
     L.params = pmax if parts & PART_PARAMS else 0
     L.work = wmax if parts & PART_WORK else 0
@@ -76,11 +77,11 @@ cdef Lengths thread_lengths(BlockTransform T, Py_ssize_t n, Py_ssize_t m, Py_ssi
     L.u = L.r
     L.v = n * m if parts & PART_V else 0
     L.clock = N_PHASES
-    L.b32 = TILE_ROWS * k if (single and parts & PART_TILE32) else 0
-    L.p32 = smax * k if (single and parts & PART_TILE32) else 0
-    L.w32 = smax * m if (single and parts & PART_OUT32) else 0
-    L.o32 = n * m if (single and parts & PART_OUT32) else 0
-    L.g32 = smax * smax if (single and parts & PART_GRAM32) else 0
+    L.b32 = padded(TILE_ROWS * k) if (single and parts & PART_TILE32) else 0
+    L.p32 = padded(smax * k) if (single and parts & PART_TILE32) else 0
+    L.w32 = padded(smax) * m if (single and parts & PART_OUT32) else 0
+    L.o32 = padded(n * m) if (single and parts & PART_OUT32) else 0
+    L.g32 = padded(smax * smax) if (single and parts & PART_GRAM32) else 0
     L.doubles = L.params + L.work + L.p + L.r + L.u + L.v + L.clock
     L.floats = L.b32 + L.p32 + L.w32 + L.o32 + L.g32
     return L
@@ -93,10 +94,10 @@ cdef bint carve(Buffers *b, Lengths L, int n_threads):
     cdef Py_ssize_t t
     cdef double *d
     cdef float *f
-    b.z = <char *> malloc(n_threads * L.z * L.zsize + 1)
+    b.z = <char *> malloc(n_threads * L.z * L.zsize + ALIGN)
     b.z64 = <double *> malloc((n_threads * L.z64 + 1) * sizeof(double))
     b.d = <double *> calloc(n_threads * L.doubles, sizeof(double))
-    b.f = <float *> malloc((n_threads * L.floats + 1) * sizeof(float))
+    b.f = <float *> malloc(n_threads * L.floats * sizeof(float) + ALIGN)
     b.scratch = <Scratch *> calloc(n_threads, sizeof(Scratch))
     if (b.z == NULL or b.z64 == NULL or b.d == NULL or b.f == NULL
             or b.scratch == NULL):
@@ -104,8 +105,8 @@ cdef bint carve(Buffers *b, Lengths L, int n_threads):
         return False
     for t in range(n_threads):
         d = b.d + t * L.doubles
-        f = b.f + t * L.floats
-        b.scratch[t].z = b.z + t * L.z * L.zsize
+        f = <float *> aligned(b.f) + t * L.floats
+        b.scratch[t].z = <char *> aligned(b.z) + t * L.z * L.zsize
         b.scratch[t].z64 = b.z64 + t * L.z64
         b.scratch[t].params = d
         b.scratch[t].work = d + L.params
@@ -169,6 +170,7 @@ cdef class ColumnBlocks:
         self.rows = rows_of(X, self.keep)
         self.single = single
         self.bfloat16 = bfloat16
+        self.narrow = single and _narrow_wanted and sky_narrow_available()
         self.zitem = 2 if bfloat16 else (4 if single else 8)
         self.scale = scale
         self.n_rows = self.rows.n_rows
@@ -194,7 +196,7 @@ cdef class ColumnBlocks:
             k = self.n_rows if self.woodbury[j] else s_j
             self.factor[j] = self._own(np.zeros((k, k)))
             if cache_z[j]:
-                self.z_arrays[j] = np.empty((self.n_rows, s_j), dtype=cdtype)
+                self.z_arrays[j] = _aligned_empty((self.n_rows, s_j), cdtype)
                 self.zcache[j] = self._own(self.z_arrays[j])
             elif cache_params[j]:
                 self.params[j] = self._own(transform_op.block_params(j, zdtype))
@@ -347,6 +349,30 @@ cdef class ColumnBlocks:
               V + off * m, &m)
 
 
+def _aligned_empty(shape, dtype):
+    """An uninitialized array whose data start on an ALIGN-byte boundary (numpy's own
+    start 16 bytes past one, for large arrays)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(nbytes + ALIGN, dtype=np.uint8)
+    start = (-raw.ctypes.data) % ALIGN
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
+# Whether new column blocks use the narrow kernels where the CPU has them (`use_narrow_kernels`).
+cdef bint _narrow_wanted = True
+
+
+def use_narrow_kernels(bint on):
+    """Whether column blocks made from now on compute their float32 products Z W' and Z^T B
+    with the AVX-512 kernels of skylite_narrow.c (the default where the CPU has them) or with
+    BLAS (sgemm).  The two agree to float32 rounding, not bitwise; a fit uses one of them
+    throughout.  Returns True if the kernels will be used.  For tests and benchmarks."""
+    global _narrow_wanted
+    _narrow_wanted = on
+    return bool(on and sky_narrow_available())
+
+
 def bfloat16_round(float[:, ::1] a):
     """Round the float32 matrix `a` to the nearest bfloat16 in place, ties to even (NaN
     stays NaN): the rounding of every feature block with bfloat16 caches."""
@@ -369,12 +395,13 @@ def _scale_bfloat16(Z, double ratio, Py_ssize_t rows=FACTOR_ROWS):
         part[...] = values.view(np.uint32) >> 16
 
 
-cdef void add_zt_b(const void *Z, bint f32, const double *B, double *p, Py_ssize_t first,
-                   Py_ssize_t stop, int s, int k, Scratch *sc) noexcept nogil:
+cdef void add_zt_b(const void *Z, bint f32, bint narrow, const double *B, double *p,
+                   Py_ssize_t first, Py_ssize_t stop, int s, int k, Scratch *sc) noexcept nogil:
     """p += Z[rows]^T B[rows] for rows first:stop, one product per TILE_ROWS tile (float32
-    tiles: sgemm, then the tile's result added in float64).  Cached and regenerated blocks
+    tiles: the narrow kernel if `narrow`, else sgemm, then the tile's result added in
+    float64).  Cached and regenerated blocks
     both go through here, so the sums, and the model, do not depend on the memory budget."""
-    cdef Py_ssize_t a, b, e
+    cdef Py_ssize_t a, b, e, q, c
     cdef int rows
     cdef double one = 1.0
     cdef float onef = 1.0, zerof = 0.0
@@ -385,10 +412,16 @@ cdef void add_zt_b(const void *Z, bint f32, const double *B, double *p, Py_ssize
         if f32:
             for e in range(rows * k):
                 sc.b32[e] = <float> B[a * k + e]
-            sgemm(b'N', b'T', &k, &s, &rows, &onef, sc.b32, &k, <float *> Z + a * s, &s,
-                  &zerof, sc.p32, &k)
-            for e in range(s * k):
-                p[e] += sc.p32[e]
+            if narrow:
+                sky_narrow_t_times_f32(rows, s, <float *> Z + a * s, s, sc.b32, k, sc.p32)
+                for q in range(s):
+                    for c in range(k):
+                        p[q * k + c] += sc.p32[c * s + q]
+            else:
+                sgemm(b'N', b'T', &k, &s, &rows, &onef, sc.b32, &k, <float *> Z + a * s, &s,
+                      &zerof, sc.p32, &k)
+                for e in range(s * k):
+                    p[e] += sc.p32[e]
         else:
             dgemm(b'N', b'T', &k, &s, &rows, &one, <double *> B + a * k, &k,
                   <double *> Z + a * s, &s, &one, p, &k)

@@ -27,9 +27,10 @@ from scipy.linalg.cython_blas cimport dgemm, dsyrk, dtrsm, sgemm
 from scipy.linalg.cython_lapack cimport dpotrf
 
 from skylite.sketch._transform cimport BlockTransform, TILE_ROWS
+from skylite._native.narrow cimport sky_narrow_times_f32
 from skylite.admm._column_blocks cimport (
     ColumnBlocks, Scratch, Lengths, Buffers, thread_lengths, carve, release, add_zt_b,
-    add_gram_f32, right_hand_side, update_u, PART_Z, PART_Z64, PART_PARAMS, PART_WORK, PART_P,
+    add_gram_f32, padded, right_hand_side, update_u, PART_Z, PART_Z64, PART_PARAMS, PART_WORK, PART_P,
     PART_SOLVE, PART_V, PART_TILE32, PART_OUT32, PART_GRAM32, T_TRANSFORM, T_FACTOR,
     T_PRODUCTS, T_SOLVE, T_REDUCE, FACTOR_ROWS)
 
@@ -121,7 +122,7 @@ cdef class ColumnSweep(ColumnBlocks):
                     Scratch *sc, double *o) noexcept nogil:
         """Column block j of the sweep (one thread); O'_j goes to `o` (n x m).  Returns 1 if
         its factorization failed."""
-        cdef Py_ssize_t off = self.offsets[j], a
+        cdef Py_ssize_t off = self.offsets[j], a, c
         cdef int s = <int> (self.offsets[j + 1] - off), n = <int> self.n_rows
         cdef int m = <int> m_, k = <int> k_, info = 0, kk
         cdef double one = 1.0, zero = 0.0, minus = -1.0
@@ -170,18 +171,24 @@ cdef class ColumnSweep(ColumnBlocks):
 
         start = omp_get_wtime()
         if not fused:
-            add_zt_b(Z, f32, B, p, 0, n, s, k, sc)
+            add_zt_b(Z, f32, self.narrow, B, p, 0, n, s, k, sc)
         clock[<int> T_PRODUCTS] += omp_get_wtime() - start
 
         if not woodbury:
             self._solve_factored(j, Wbar, mu_p, U, Wp, p, m, k, relax, sc)
             # O'_j = Z W'_j (W'_j is left in sc.r)
             start = omp_get_wtime()
-            if f32:
+            if f32 and self.narrow:
+                for a in range(s):                  # the kernel takes W'_j^T
+                    for c in range(m):
+                        sc.w32[c * padded(s) + a] = <float> r[a * m + c]
+                sky_narrow_times_f32(n, s, <float *> Z, s, sc.w32, padded(s), m, sc.o32)
+            elif f32:
                 for a in range(s * m):
                     sc.w32[a] = <float> r[a]
                 sgemm(b'N', b'N', &m, &n, &s, &onef, sc.w32, &m, <float *> Z, &s, &zerof,
                       sc.o32, &m)
+            if f32:
                 for a in range(<Py_ssize_t> n * m):
                     o[a] = sc.o32[a]
             else:
@@ -242,7 +249,7 @@ cdef class ColumnSweep(ColumnBlocks):
                 self._store16(j, first, stop, <float *> dest + first * s, s)
             if fused[0]:
                 tick = omp_get_wtime()
-                add_zt_b(dest, f32, B, sc.p, first, stop, <int> s, <int> k_, sc)
+                add_zt_b(dest, f32, self.narrow, B, sc.p, first, stop, <int> s, <int> k_, sc)
                 tick = omp_get_wtime() - tick
                 sc.clock[<int> T_PRODUCTS] += tick
                 sc.clock[<int> T_TRANSFORM] -= tick      # the caller times the whole call

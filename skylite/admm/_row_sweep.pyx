@@ -10,6 +10,7 @@ the block store's (`skylite.admm._column_blocks`).
 """
 cimport numpy as cnp
 from cython.parallel cimport parallel, prange, threadid
+from libc.stdint cimport uint16_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 from openmp cimport omp_get_num_threads, omp_get_wtime
@@ -17,10 +18,12 @@ from scipy.linalg.cython_blas cimport dgemm, dsyrk, sgemm
 from scipy.linalg.cython_lapack cimport dpotrf
 
 from skylite._native.omp cimport sky_omp_barrier
+from skylite._native.narrow cimport (
+    sky_narrow_times_f32, sky_narrow_times_bf16, sky_narrow_t_times_f32, sky_narrow_t_times_bf16)
 from skylite.sketch._transform cimport BlockTransform, TILE_ROWS
 from skylite.admm._column_blocks cimport (
     ColumnBlocks, Scratch, Lengths, Buffers, thread_lengths, carve, release, add_zt_b,
-    add_gram_f32, PART_Z, PART_PARAMS, PART_WORK, PART_SOLVE, PART_TILE32, PART_GRAM32,
+    add_gram_f32, padded, aligned, ALIGN, PART_Z, PART_PARAMS, PART_WORK, PART_SOLVE, PART_TILE32, PART_GRAM32,
     T_TRANSFORM, T_FACTOR, T_PRODUCTS, T_SOLVE, T_REDUCE, N_PHASES, FACTOR_ROWS)
 
 cnp.import_array()
@@ -44,6 +47,18 @@ cdef enum:
     PRODUCT_VALUES = 65536
 
 
+cdef inline Py_ssize_t wt_start(Py_ssize_t off, Py_ssize_t j, Py_ssize_t m) noexcept nogil:
+    """Where block j (first feature `off`) starts in the narrow kernels' W'^T buffer: a
+    multiple of 16 floats, with room for m x padded(s_j) before the next block's start."""
+    return padded(m * off + 16 * (m + 1) * j)
+
+
+cdef inline Py_ssize_t wt_length(Py_ssize_t s_all, Py_ssize_t n_blocks,
+                                 Py_ssize_t m) noexcept nogil:
+    """Floats of the W'^T buffer for n_blocks blocks of s_all features (`wt_start`)."""
+    return m * s_all + 16 * (m + 1) * n_blocks
+
+
 cdef inline int rows_per_product(int s) noexcept nogil:
     """Rows of a tile of s_j = s features per product call (PRODUCT_VALUES)."""
     return max(1, <int> PRODUCT_VALUES // s)
@@ -63,9 +78,10 @@ ctypedef struct RowPass:
     double *slots       # 2 x C x ROW_TILE x m: each block's Z_tj W'_j, by tile parity
     double *bt          # T x ROW_TILE x k: each thread's B_t
     float *b32          # T x ROW_TILE x k: each thread's B_t in float32
-    float *w32          # s x m: W' in float32
-    float *p32          # s x k: each block's Z_tj^T B_t in float32
+    float *w32          # s x m: W' in float32 (`narrow`: each block's W'_j^T, `wt_start`)
+    float *p32          # s x k: each block's Z_tj^T B_t in float32 (`narrow`: transposed)
     float *o32          # C x ROW_TILE x m: each block's Z_tj W'_j in float32
+    bint narrow         # float32 products by skylite_narrow.c's kernels, not BLAS
 
 
 def row_sweep_buffer_bytes(BlockTransform transform_op, Py_ssize_t n_rows, Py_ssize_t m,
@@ -84,7 +100,7 @@ def row_sweep_buffer_bytes(BlockTransform transform_op, Py_ssize_t n_rows, Py_ss
                    "other": n_threads * (8 * F.doubles + 4 * F.floats)}
     row_pass = {"blocks": ROW_TILE * s_all * R.zsize,
                 "other": (8 * (2 * C * ROW_TILE * m + (ROW_TILE * k + R.doubles) * team)
-                          + 4 * (ROW_TILE * k * team + s_all * m + s_all * k
+                          + 4 * (ROW_TILE * k * team + wt_length(s_all, C, m) + s_all * k
                                  + C * ROW_TILE * m))}
     return {"parameters": params * R.zsize,
             "blocks": max(factor_pass["blocks"], row_pass["blocks"]),
@@ -189,7 +205,7 @@ cdef class RowSweep(ColumnBlocks):
             sc.clock[<int> T_FACTOR] += omp_get_wtime() - start
             start = omp_get_wtime()
             if project:
-                add_zt_b(Z, self.single, B + first * k, p, 0, rows, s, k, sc)
+                add_zt_b(Z, self.single, self.narrow, B + first * k, p, 0, rows, s, k, sc)
             sc.clock[<int> T_PRODUCTS] += omp_get_wtime() - start
             first = stop
         if cached:
@@ -262,18 +278,25 @@ cdef class RowSweep(ColumnBlocks):
         cdef RowPass rp
         cdef Buffers buffers
         cdef bint carved = carve(&buffers, L, T)
-        rp.tile = <char *> malloc(ROW_TILE * s_all * L.zsize)
+        cdef Py_ssize_t len_wt = wt_length(s_all, C, m)
+        cdef void *tile_memory = malloc(ROW_TILE * s_all * L.zsize + ALIGN)
+        cdef void *float_memory = malloc((len_wt + T * ROW_TILE * k + s_all * k + len_slots)
+                                         * sizeof(float) + ALIGN)
         rp.slots = <double *> malloc((2 * len_slots + T * ROW_TILE * k) * sizeof(double))
-        rp.b32 = <float *> malloc((T * ROW_TILE * k + s_all * m + s_all * k + len_slots)
-                                  * sizeof(float))
         try:
-            if not carved or rp.tile == NULL or rp.slots == NULL or rp.b32 == NULL:
+            if (not carved or tile_memory == NULL or rp.slots == NULL
+                    or float_memory == NULL):
                 raise MemoryError("could not allocate the row sweep's buffers")
+            rp.tile = <char *> aligned(tile_memory)
             rp.bt = rp.slots + 2 * len_slots
-            rp.w32 = rp.b32 + T * ROW_TILE * k
-            rp.p32 = rp.w32 + s_all * m
+            rp.w32 = <float *> aligned(float_memory)
+            rp.b32 = rp.w32 + len_wt
+            rp.p32 = rp.b32 + T * ROW_TILE * k
             rp.o32 = rp.p32 + s_all * k
-            if self.single:
+            rp.narrow = self.narrow
+            if rp.narrow:
+                self._blocks_transposed(&Wp[0, 0], m, rp.w32)
+            elif self.single:
                 for a in range(s_all * m):
                     rp.w32[a] = <float> Wp[a // m, a % m]
             G[...] = 0.0
@@ -284,7 +307,7 @@ cdef class RowSweep(ColumnBlocks):
         finally:
             if carved:
                 release(&buffers)
-            free(rp.tile); free(rp.slots); free(rp.b32)
+            free(tile_memory); free(rp.slots); free(float_memory)
 
     cdef void _sweep_tiles(self, const double *Wp, const double *E, const double *coefs,
                            double *S, double *G, Py_ssize_t m, Py_ssize_t k, RowPass *rp,
@@ -318,13 +341,28 @@ cdef class RowSweep(ColumnBlocks):
                                   slots, rp.bt + tid * ROW_TILE * k,
                                   rp.b32 + tid * ROW_TILE * k)
                 scratch[tid].clock[<int> T_REDUCE] += omp_get_wtime() - start
-                j = tid
-                while j < C:
+                # the thread's blocks in reverse: the last ones made are still in cache
+                j = tid + (C - 1 - tid) // team * team
+                while j >= tid:
                     self._tile_gradient(j, first, rows, G, k, rp.bt + tid * ROW_TILE * k,
                                         rp.b32 + tid * ROW_TILE * k, rp, &scratch[tid])
-                    j = j + team
+                    j = j - team
                 first = first + rows
                 parity = 1 - parity
+
+    cdef void _blocks_transposed(self, const double *Wp, Py_ssize_t m,
+                                 float *wt) noexcept nogil:
+        """wt <- W' in float32, block by block transposed as the narrow kernels take it:
+        block j's W'_j (s_j x m) becomes W'_j^T (m x s_j, leading dimension padded(s_j)) at
+        wt_start(offset_j, j, m)."""
+        cdef Py_ssize_t j, off, s, q, c, start
+        for j in range(self.n_blocks):
+            off = self.offsets[j]
+            s = self.offsets[j + 1] - off
+            start = wt_start(off, j, m)
+            for q in range(s):
+                for c in range(m):
+                    wt[start + c * padded(s) + q] = <float> Wp[(off + q) * m + c]
 
     cdef void _tile_inputs(self, Py_ssize_t first, Py_ssize_t rows, const double *E,
                            const double *coefs, double *S, Py_ssize_t m, Py_ssize_t k,
@@ -347,22 +385,24 @@ cdef class RowSweep(ColumnBlocks):
 
     cdef void *_tile_z(self, Py_ssize_t j, Py_ssize_t first, RowPass *rp,
                        int *ld) noexcept nogil:
-        """Where rows first:first+ROW_TILE of block j are: in its cache, or in its part of
-        the shared tile (regenerated, or decoded from a bfloat16 cache); ld s_j either way.
+        """Where rows first:first+ROW_TILE of block j are: in its cache (a bfloat16 one
+        only for the narrow kernels, which decode it in registers), or in its part of the
+        shared tile (regenerated, or decoded from a bfloat16 cache); ld s_j either way.
         The tile holds each block's ROW_TILE x s_j rows contiguously: with the blocks side by
         side (ld s), rows 64 KiB apart at s = 16384 fall into the same cache sets and the
         products run about a third slower."""
         cdef Py_ssize_t off = self.offsets[j], s = self.offsets[j + 1] - off
         ld[0] = <int> s
-        if self.zcache[j] != NULL and not self.bfloat16:
-            return self._cache_rows(j, first)
+        if self.zcache[j] != NULL and (rp.narrow or not self.bfloat16):
+            return self._cache_rows(j, first)      # bfloat16 here only with `narrow`
         return rp.tile + off * ROW_TILE * (4 if self.single else 8)
 
     cdef void _tile_outputs(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t rows_,
                             const double *Wp, Py_ssize_t m_, double *slots,
                             RowPass *rp, Scratch *sc) noexcept nogil:
         """The first half of a tile for block j: Z_tj (regenerated unless cached, decoded if
-        cached in bfloat16) and its slot Z_tj W'_j (rows x m, float64)."""
+        cached in bfloat16 and the narrow kernels do not run) and its slot Z_tj W'_j (rows x
+        m, float64)."""
         cdef Py_ssize_t off = self.offsets[j], a
         cdef int s = <int> (self.offsets[j + 1] - off), m = <int> m_, rows = <int> rows_, ld
         cdef int first_row, part
@@ -372,13 +412,20 @@ cdef class RowSweep(ColumnBlocks):
         cdef float *o32 = rp.o32 + j * ROW_TILE * m
         cdef double start = omp_get_wtime()
         cdef void *Z = self._tile_z(j, first, rp, &ld)
+        cdef bint bf16_cache = self.zcache[j] != NULL and self.bfloat16
         if self.zcache[j] == NULL:
             self._generate(j, self.params[j], first, first + rows, Z, ld, sc)
-        elif self.bfloat16:
+        elif self.bfloat16 and not rp.narrow:
             self._load16(j, first, first + rows, <float *> Z, ld)
         sc.clock[<int> T_TRANSFORM] += omp_get_wtime() - start
         start = omp_get_wtime()
-        first_row = 0
+        first_row = rows if rp.narrow else 0
+        if rp.narrow and bf16_cache:
+            sky_narrow_times_bf16(rows, s, <const uint16_t *> Z, ld, rp.w32 + wt_start(off, j, m),
+                                  padded(s), m, o32)
+        elif rp.narrow:
+            sky_narrow_times_f32(rows, s, <const float *> Z, ld, rp.w32 + wt_start(off, j, m),
+                                 padded(s), m, o32)
         while first_row < rows:
             part = min(rows - first_row, rows_per_product(s))
             if self.single:
@@ -396,8 +443,9 @@ cdef class RowSweep(ColumnBlocks):
     cdef void _tile_gradient(self, Py_ssize_t j, Py_ssize_t first, Py_ssize_t rows_,
                              double *G, Py_ssize_t k_, const double *bt,
                              const float *b32, RowPass *rp, Scratch *sc) noexcept nogil:
-        """The second half of a tile for block j: G_j += Z_tj^T B_t (float32 tiles: sgemm
-        with the thread's B_t in float32, the result added in float64)."""
+        """The second half of a tile for block j: G_j += Z_tj^T B_t (float32 tiles: the
+        narrow kernel or sgemm with the thread's B_t in float32, the result added in
+        float64)."""
         cdef Py_ssize_t off = self.offsets[j], a
         cdef int s = <int> (self.offsets[j + 1] - off), k = <int> k_, rows = <int> rows_, ld
         cdef int first_row, part
@@ -407,7 +455,16 @@ cdef class RowSweep(ColumnBlocks):
         cdef double *p = G + off * k
         cdef double start = omp_get_wtime()
         cdef void *Z = self._tile_z(j, first, rp, &ld)
-        first_row = 0
+        cdef Py_ssize_t q, c
+        if rp.narrow:
+            if self.zcache[j] != NULL and self.bfloat16:
+                sky_narrow_t_times_bf16(rows, s, <const uint16_t *> Z, ld, b32, k, p32)
+            else:
+                sky_narrow_t_times_f32(rows, s, <const float *> Z, ld, b32, k, p32)
+            for q in range(s):
+                for c in range(k):
+                    p[q * k + c] += p32[c * s + q]
+        first_row = rows if rp.narrow else 0
         while first_row < rows:
             part = min(rows - first_row, rows_per_product(s))
             if self.single:

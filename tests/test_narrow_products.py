@@ -1,0 +1,100 @@
+"""The narrow products Z W and Z^T B (skylite/_native/skylite_narrow.c) that BlockADMM's float32
+sweeps use on CPUs with AVX-512: their values against float64 products, bfloat16 input
+against the float32 input holding the same values (bitwise), and a fit with them against the
+same fit with BLAS's sgemm."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from skylite.admm import BlockADMM
+from skylite.admm import _column_blocks
+from skylite.admm._column_blocks import _aligned_empty, bfloat16_round
+from skylite.prox import get_loss, get_regularizer
+from skylite.prox.coding import code_labels
+from skylite.sketch import GaussianRFF
+from skylite._native import _narrow
+
+needs_kernels = pytest.mark.skipif(not _narrow.available(),
+                                   reason="the narrow kernels need AVX-512")
+
+
+def bfloat16_bits(Z):
+    """Z rounded to bfloat16: (the float32 values, their uint16 top halves)."""
+    rounded = np.array(Z, dtype=np.float32)
+    bfloat16_round(rounded)
+    return rounded, (rounded.view(np.uint32) >> 16).astype(np.uint16)
+
+
+def float32_sum_bound(A, B):
+    """A bound on the rounding of a float32 product A B with s-term sums: s 2^-24 |A| |B|,
+    with room for the order of the sums."""
+    s = A.shape[1]
+    return 4 * s * 2.0**-24 * (np.abs(A).astype(np.float64) @ np.abs(B)) + 1e-30
+
+
+@needs_kernels
+@settings(max_examples=150, deadline=None)
+@given(rows=st.integers(1, 70), s=st.integers(1, 70), m=st.integers(1, 30),
+       seed=st.integers(0, 2**31 - 1))
+def test_products_match_float64_and_bfloat16_matches_float32_bitwise(rows, s, m, seed):
+    """Every shape of the drivers' row groups (4), output groups (5, 12) and column chunks
+    (16, 32), tails included: the values are float32 products of the same numbers, and a
+    bfloat16 Z gives the bits of the float32 Z with its values."""
+    rng = np.random.default_rng(seed)
+    Z, Z16 = bfloat16_bits(rng.standard_normal((rows, s)))
+    W = rng.standard_normal((s, m)).astype(np.float32)
+    B = rng.standard_normal((rows, m)).astype(np.float32)
+
+    forward = _narrow.times(Z, W)
+    exact = Z.astype(np.float64) @ W
+    assert forward.shape == (rows, m) and forward.dtype == np.float32
+    assert np.all(np.abs(forward - exact) <= float32_sum_bound(Z, W))
+    np.testing.assert_array_equal(_narrow.times(Z16, W), forward)
+
+    backward = _narrow.t_times(Z, B)
+    exact = Z.T.astype(np.float64) @ B
+    assert backward.shape == (s, m)
+    assert np.all(np.abs(backward - exact) <= float32_sum_bound(Z.T, B))
+    np.testing.assert_array_equal(_narrow.t_times(Z16, B), backward)
+
+
+@needs_kernels
+def test_bad_operands_are_named():
+    Z = np.ones((4, 3), np.float32)
+    with pytest.raises(ValueError, match="Z must be a 2-d float32"):
+        _narrow.times(np.ones((4, 3)), np.ones((3, 2)))
+    with pytest.raises(ValueError, match="W must be a 2-d array with 3 rows"):
+        _narrow.times(Z, np.ones((4, 2)))
+    with pytest.raises(ValueError, match="B must be a 2-d array with 4 rows"):
+        _narrow.t_times(Z, np.ones((3, 2)))
+
+
+def test_feature_caches_start_on_cache_lines():
+    for shape, dtype in (((7, 5), np.float32), ((3, 33), np.uint16), ((1000, 17), np.float64)):
+        a = _aligned_empty(shape, dtype)
+        assert a.shape == shape and a.dtype == dtype and a.ctypes.data % 64 == 0
+
+
+@needs_kernels
+@pytest.mark.parametrize("sweep", ["rows", "columns"])
+def test_a_fit_with_the_kernels_is_the_fit_with_blas(pendigits, sweep):
+    """The same hinge-loss problem (five classes of 1,000 pendigits rows, 5 blocks of 64
+    float32 features, relaxation on so that Z^T B has 2m columns) solved with the kernels and
+    with sgemm: the same iterations, coefficients equal to float32 rounding."""
+    X = pendigits[0][:1000].astype(np.float64) / 100.0
+    Y, _ = code_labels(pendigits[1][:1000], "hinge")
+    fmap = GaussianRFF(320, sigma=0.6, n_blocks=5, random_state=0).fit(X)
+    fits = []
+    try:
+        for use in (True, False):
+            assert _column_blocks.use_narrow_kernels(use) == use
+            fits.append(BlockADMM(fmap, get_loss("hinge"), get_regularizer("l2"), 1e-3,
+                                  precision="float32", sweep=sweep, tol=1e-4, max_iter=3000,
+                                  memory_budget=10**9).fit(X, Y))
+    finally:
+        _column_blocks.use_narrow_kernels(True)
+    kernels, blas = fits
+    assert kernels.row_sweep_ == blas.row_sweep_ == (sweep == "rows")
+    assert kernels.n_iter_ == blas.n_iter_
+    difference = np.linalg.norm(kernels.coef_ - blas.coef_) / np.linalg.norm(blas.coef_)
+    assert 0 < difference < 1e-4
