@@ -1,7 +1,7 @@
-"""The narrow products Z W and Z^T B (skylite/_native/skylite_narrow.c) that BlockADMM's float32
-sweeps use on CPUs with AVX-512: their values against float64 products, bfloat16 input
-against the float32 input holding the same values (bitwise), and a fit with them against the
-same fit with BLAS's sgemm."""
+"""The narrow products Z W and Z^T B (skylite/_native/skylite_narrow.c) that BlockADMM's sweeps
+use on CPUs with AVX-512: their values against exact products, bfloat16 input against the
+float32 input holding the same values (bitwise), and a fit with them against the same fit
+with BLAS (sgemm, dgemm)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -25,11 +25,16 @@ def bfloat16_bits(Z):
     return rounded, (rounded.view(np.uint32) >> 16).astype(np.uint16)
 
 
-def float32_sum_bound(A, B):
-    """A bound on the rounding of a float32 product A B with s-term sums: s 2^-24 |A| |B|,
-    with room for the order of the sums."""
+def sum_bound(A, B, eps):
+    """A bound on the rounding of a product A B with s-term sums in a precision of unit
+    roundoff eps: 4 s eps |A| |B| (room for the order of the sums)."""
     s = A.shape[1]
-    return 4 * s * 2.0**-24 * (np.abs(A).astype(np.float64) @ np.abs(B)) + 1e-30
+    return 4 * s * eps * (np.abs(A).astype(np.float64) @ np.abs(B)) + 1e-300
+
+
+def exact(A, B):
+    """A B in float64 from float32 operands (exact to float64 rounding)."""
+    return A.astype(np.float64) @ B.astype(np.float64)
 
 
 @needs_kernels
@@ -46,23 +51,39 @@ def test_products_match_float64_and_bfloat16_matches_float32_bitwise(rows, s, m,
     B = rng.standard_normal((rows, m)).astype(np.float32)
 
     forward = _narrow.times(Z, W)
-    exact = Z.astype(np.float64) @ W
     assert forward.shape == (rows, m) and forward.dtype == np.float32
-    assert np.all(np.abs(forward - exact) <= float32_sum_bound(Z, W))
+    assert np.all(np.abs(forward - exact(Z, W)) <= sum_bound(Z, W, 2.0**-24))
     np.testing.assert_array_equal(_narrow.times(Z16, W), forward)
 
     backward = _narrow.t_times(Z, B)
-    exact = Z.T.astype(np.float64) @ B
     assert backward.shape == (s, m)
-    assert np.all(np.abs(backward - exact) <= float32_sum_bound(Z.T, B))
+    assert np.all(np.abs(backward - exact(Z.T, B)) <= sum_bound(Z.T, B, 2.0**-24))
     np.testing.assert_array_equal(_narrow.t_times(Z16, B), backward)
+
+
+@needs_kernels
+@settings(max_examples=100, deadline=None)
+@given(rows=st.integers(1, 40), s=st.integers(1, 40), m=st.integers(1, 30),
+       seed=st.integers(0, 2**31 - 1))
+def test_float64_products_match_exact_products(rows, s, m, seed):
+    """The float64 kernels (8 lanes: row groups of 4, output groups of 5 and 12, column
+    chunks of 8 and 16) on float32 numbers, whose float64 products are exact up to the sums'
+    rounding."""
+    rng = np.random.default_rng(seed)
+    Z, W, B = (rng.standard_normal(shape).astype(np.float32)
+               for shape in ((rows, s), (s, m), (rows, m)))
+    forward = _narrow.times(Z.astype(np.float64), W)
+    assert forward.dtype == np.float64
+    assert np.all(np.abs(forward - exact(Z, W)) <= sum_bound(Z, W, 2.0**-53))
+    backward = _narrow.t_times(Z.astype(np.float64), B)
+    assert np.all(np.abs(backward - exact(Z.T, B)) <= sum_bound(Z.T, B, 2.0**-53))
 
 
 @needs_kernels
 def test_bad_operands_are_named():
     Z = np.ones((4, 3), np.float32)
-    with pytest.raises(ValueError, match="Z must be a 2-d float32"):
-        _narrow.times(np.ones((4, 3)), np.ones((3, 2)))
+    with pytest.raises(ValueError, match="Z must be a 2-d float32 or float64"):
+        _narrow.times(np.ones((4, 3), np.int64), np.ones((3, 2)))
     with pytest.raises(ValueError, match="W must be a 2-d array with 3 rows"):
         _narrow.times(Z, np.ones((4, 2)))
     with pytest.raises(ValueError, match="B must be a 2-d array with 4 rows"):
@@ -76,25 +97,30 @@ def test_feature_caches_start_on_cache_lines():
 
 
 @needs_kernels
+@pytest.mark.parametrize("precision, tolerance", [("float32", 1e-4), ("float64", 1e-10)])
 @pytest.mark.parametrize("sweep", ["rows", "columns"])
-def test_a_fit_with_the_kernels_is_the_fit_with_blas(pendigits, sweep):
-    """The same hinge-loss problem (five classes of 1,000 pendigits rows, 5 blocks of 64
-    float32 features, relaxation on so that Z^T B has 2m columns) solved with the kernels and
-    with sgemm: the same iterations, coefficients equal to float32 rounding."""
+@pytest.mark.parametrize("features, blocks, budget", [(320, 5, 10**9), (1024, 2, 0)])
+def test_a_fit_with_the_kernels_is_the_fit_with_blas(pendigits, sweep, precision, tolerance,
+                                                     features, blocks, budget):
+    """The same hinge-loss problem (ten classes of 1,000 pendigits rows; 5 cached blocks of
+    64 features, or 2 regenerated blocks of 512, wider than a tile has rows; relaxation on,
+    so that the column sweep's Z^T B has 2m columns) solved with the kernels and with BLAS:
+    the same iterations, coefficients equal up to rounding."""
     X = pendigits[0][:1000].astype(np.float64) / 100.0
     Y, _ = code_labels(pendigits[1][:1000], "hinge")
-    fmap = GaussianRFF(320, sigma=0.6, n_blocks=5, random_state=0).fit(X)
+    fmap = GaussianRFF(features, sigma=0.6, n_blocks=blocks, random_state=0).fit(X)
     fits = []
     try:
         for use in (True, False):
             assert _column_blocks.use_narrow_kernels(use) == use
             fits.append(BlockADMM(fmap, get_loss("hinge"), get_regularizer("l2"), 1e-3,
-                                  precision="float32", sweep=sweep, tol=1e-4, max_iter=3000,
-                                  memory_budget=10**9).fit(X, Y))
+                                  precision=precision, sweep=sweep, tol=1e-4, max_iter=3000,
+                                  memory_budget=budget).fit(X, Y))
     finally:
         _column_blocks.use_narrow_kernels(True)
     kernels, blas = fits
     assert kernels.row_sweep_ == blas.row_sweep_ == (sweep == "rows")
+    assert kernels.cache_plan.n_z_cached == (blocks if budget else 0)
     assert kernels.n_iter_ == blas.n_iter_
     difference = np.linalg.norm(kernels.coef_ - blas.coef_) / np.linalg.norm(blas.coef_)
-    assert 0 < difference < 1e-4
+    assert 0 < difference < tolerance

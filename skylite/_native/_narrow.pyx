@@ -1,14 +1,15 @@
 # cython: language_level=3
 """Python access to the narrow products of skylite_narrow.c (Z W and Z^T B with few columns,
-float32 arithmetic, Z in float32 or bfloat16), which BlockADMM's sweeps call from nogil
-code: whether they run on this CPU, and the products themselves for tests.  bfloat16 arrays are uint16 arrays of the top 16 bits of float32s."""
+Z in float32, float64 or bfloat16), which BlockADMM's sweeps call from nogil code: whether
+they run on this CPU, and the products themselves for tests.  bfloat16 arrays are uint16
+arrays of the top 16 bits of float32s."""
 import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport uint16_t
 
 from skylite._native.narrow cimport (
-    sky_narrow_available, sky_narrow_times_f32, sky_narrow_times_bf16,
-    sky_narrow_t_times_f32, sky_narrow_t_times_bf16)
+    sky_narrow_available, sky_narrow_times_f32, sky_narrow_times_bf16, sky_narrow_times_f64,
+    sky_narrow_t_times_f32, sky_narrow_t_times_bf16, sky_narrow_t_times_f64)
 
 cnp.import_array()
 
@@ -21,64 +22,85 @@ def available():
 
 def _features(Z):
     Z = np.asarray(Z)
-    if Z.ndim != 2 or Z.dtype not in (np.float32, np.uint16):
-        raise ValueError(f"Z must be a 2-d float32 array or uint16 bfloat16 bits, "
+    if Z.ndim != 2 or Z.dtype not in (np.float32, np.float64, np.uint16):
+        raise ValueError(f"Z must be a 2-d float32 or float64 array or uint16 bfloat16 bits, "
                          f"got {Z.ndim}-d {Z.dtype}")
     return np.ascontiguousarray(Z)
 
 
-def _narrow(A, rows, what):
-    A = np.ascontiguousarray(A, dtype=np.float32)
+def _narrow(A, rows, what, dtype):
+    A = np.ascontiguousarray(A, dtype=dtype)
     if A.ndim != 2 or A.shape[0] != rows or A.shape[1] < 1:
         raise ValueError(f"{what} must be a 2-d array with {rows} rows and at least one "
                          f"column, got shape {A.shape}")
     return A
 
 
+def _arithmetic(Z):
+    """The kernels' arithmetic for Z: float64 for float64 Z, else float32."""
+    return np.float64 if Z.dtype == np.float64 else np.float32
+
+
 def times(Z, W):
-    """Z W (rows x m, float32) for Z (rows x s, float32 or bfloat16 bits) and W (s x m)."""
+    """Z W (rows x m, in Z's arithmetic) for Z (rows x s: float32, float64 or bfloat16 bits)
+    and W (s x m)."""
     Z = _features(Z)
-    W = _narrow(W, Z.shape[1], "W")
-    cdef float[:, ::1] wt = np.ascontiguousarray(W.T)
-    cdef float[:, ::1] out = np.zeros((Z.shape[0], W.shape[1]), np.float32)
+    W = _narrow(W, Z.shape[1], "W", _arithmetic(Z))
     _require()
-    cdef Py_ssize_t rows = Z.shape[0], s = Z.shape[1], m = W.shape[1]
-    cdef float[:, ::1] z32
-    cdef uint16_t[:, ::1] z16
-    if rows == 0 or s == 0:
-        return np.asarray(out)
-    if Z.dtype == np.float32:
-        z32 = Z
-        with nogil:
-            sky_narrow_times_f32(rows, s, &z32[0, 0], s, &wt[0, 0], s, m, &out[0, 0])
-    else:
-        z16 = Z
-        with nogil:
-            sky_narrow_times_bf16(rows, s, &z16[0, 0], s, &wt[0, 0], s, m, &out[0, 0])
-    return np.asarray(out)
+    out = np.zeros((Z.shape[0], W.shape[1]), W.dtype)
+    if Z.shape[0] and Z.shape[1]:
+        _times(Z, np.ascontiguousarray(W.T), out)
+    return out
 
 
 def t_times(Z, B):
-    """Z^T B (s x k, float32) for Z (rows x s, float32 or bfloat16 bits) and B (rows x k)."""
+    """Z^T B (s x k, in Z's arithmetic) for Z (rows x s: float32, float64 or bfloat16 bits)
+    and B (rows x k)."""
     Z = _features(Z)
-    B = _narrow(B, Z.shape[0], "B")
-    cdef Py_ssize_t rows = Z.shape[0], s = Z.shape[1], k = B.shape[1]
-    cdef float[:, ::1] b = B
-    cdef float[:, ::1] pt = np.zeros((k, s), np.float32)
+    B = _narrow(B, Z.shape[0], "B", _arithmetic(Z))
     _require()
-    cdef float[:, ::1] z32
+    pt = np.zeros((B.shape[1], Z.shape[1]), B.dtype)
+    if Z.shape[0] and Z.shape[1]:
+        _t_times(Z, B, pt)
+    return pt.T
+
+
+cdef _times(Z, wt, out):
+    cdef Py_ssize_t rows = Z.shape[0], s = Z.shape[1], m = wt.shape[0]
+    cdef float[:, ::1] z32, w32, o32
+    cdef double[:, ::1] z64, w64, o64
     cdef uint16_t[:, ::1] z16
-    if rows == 0 or s == 0:
-        return np.asarray(pt).T
-    if Z.dtype == np.float32:
-        z32 = Z
+    if Z.dtype == np.float64:
+        z64, w64, o64 = Z, wt, out
         with nogil:
-            sky_narrow_t_times_f32(rows, s, &z32[0, 0], s, &b[0, 0], k, &pt[0, 0])
+            sky_narrow_times_f64(rows, s, &z64[0, 0], s, &w64[0, 0], s, m, &o64[0, 0])
+    elif Z.dtype == np.float32:
+        z32, w32, o32 = Z, wt, out
+        with nogil:
+            sky_narrow_times_f32(rows, s, &z32[0, 0], s, &w32[0, 0], s, m, &o32[0, 0])
     else:
-        z16 = Z
+        z16, w32, o32 = Z, wt, out
         with nogil:
-            sky_narrow_t_times_bf16(rows, s, &z16[0, 0], s, &b[0, 0], k, &pt[0, 0])
-    return np.asarray(pt).T
+            sky_narrow_times_bf16(rows, s, &z16[0, 0], s, &w32[0, 0], s, m, &o32[0, 0])
+
+
+cdef _t_times(Z, B, pt):
+    cdef Py_ssize_t rows = Z.shape[0], s = Z.shape[1], k = B.shape[1]
+    cdef float[:, ::1] z32, b32, p32
+    cdef double[:, ::1] z64, b64, p64
+    cdef uint16_t[:, ::1] z16
+    if Z.dtype == np.float64:
+        z64, b64, p64 = Z, B, pt
+        with nogil:
+            sky_narrow_t_times_f64(rows, s, &z64[0, 0], s, &b64[0, 0], k, &p64[0, 0])
+    elif Z.dtype == np.float32:
+        z32, b32, p32 = Z, B, pt
+        with nogil:
+            sky_narrow_t_times_f32(rows, s, &z32[0, 0], s, &b32[0, 0], k, &p32[0, 0])
+    else:
+        z16, b32, p32 = Z, B, pt
+        with nogil:
+            sky_narrow_t_times_bf16(rows, s, &z16[0, 0], s, &b32[0, 0], k, &p32[0, 0])
 
 
 def _require():

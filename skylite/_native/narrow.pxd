@@ -12,3 +12,7 @@ cdef extern from "skylite_narrow.h" nogil:
                                 Py_ssize_t ld, const float *b, Py_ssize_t k, float *pt)
     void sky_narrow_t_times_bf16(Py_ssize_t rows, Py_ssize_t s, const uint16_t *z,
                                  Py_ssize_t ld, const float *b, Py_ssize_t k, float *pt)
+    void sky_narrow_times_f64(Py_ssize_t rows, Py_ssize_t s, const double *z, Py_ssize_t ld,
+                              const double *wt, Py_ssize_t ldw, Py_ssize_t m, double *out)
+    void sky_narrow_t_times_f64(Py_ssize_t rows, Py_ssize_t s, const double *z,
+                                Py_ssize_t ld, const double *b, Py_ssize_t k, double *pt)

@@ -1,6 +1,6 @@
 /* Products of a feature tile with a narrow matrix (skylite_narrow.c): Z W and Z^T B for
- * m, k of 1 to a few dozen columns, Z in float32 or bfloat16, float32 arithmetic, AVX-512
- * only (`sky_narrow_available`).  Row-major arrays with leading dimensions. */
+ * m, k of 1 to a few dozen columns, in float32 (Z in float32 or bfloat16) or float64,
+ * AVX-512 only (`sky_narrow_available`).  Row-major arrays with leading dimensions. */
 #ifndef SKYLITE_NARROW_H
 #define SKYLITE_NARROW_H
 
@@ -24,5 +24,10 @@ void sky_narrow_t_times_f32(ptrdiff_t rows, ptrdiff_t s, const float *z, ptrdiff
                             const float *b, ptrdiff_t k, float *pt);
 void sky_narrow_t_times_bf16(ptrdiff_t rows, ptrdiff_t s, const uint16_t *z, ptrdiff_t ld,
                              const float *b, ptrdiff_t k, float *pt);
+
+void sky_narrow_times_f64(ptrdiff_t rows, ptrdiff_t s, const double *z, ptrdiff_t ld,
+                          const double *wt, ptrdiff_t ldw, ptrdiff_t m, double *out);
+void sky_narrow_t_times_f64(ptrdiff_t rows, ptrdiff_t s, const double *z, ptrdiff_t ld,
+                            const double *b, ptrdiff_t k, double *pt);
 
 #endif

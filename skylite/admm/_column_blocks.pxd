@@ -36,6 +36,8 @@ ctypedef struct Scratch:
     float *w32          # s_max x m: W'_j in float32
     float *o32          # n x m: O'_j in float32
     float *g32          # s_max x s_max: one chunk's Z^T Z in float32
+    double *w64         # padded(s_max) x m: W'_j^T in float64 (narrow kernels)
+    double *pt64        # k x s_max: one tile's (Z^T B)^T in float64 (narrow kernels)
     double *clock       # N_PHASES seconds
 
 # The buffers of Scratch a pass needs (`thread_lengths`'s `parts`).
@@ -47,16 +49,16 @@ cdef enum Part:
     PART_P = 16         # p
     PART_SOLVE = 32     # r, u
     PART_V = 64         # v
-    PART_TILE32 = 128   # b32, p32 (float32 only)
-    PART_OUT32 = 256    # w32, o32 (float32 only)
+    PART_TILE32 = 128   # b32, p32 (float32); pt64 (float64)
+    PART_OUT32 = 256    # w32, o32 (float32); w64 (float64)
     PART_GRAM32 = 512   # g32 (float32 only)
 
 ctypedef struct Lengths:
     # Elements of each of one thread's buffers (0: not needed); see `thread_lengths`.
     Py_ssize_t zsize    # bytes per element of a feature block (4 with float32, else 8)
-    Py_ssize_t z, z64, params, work, p, r, u, v, clock
+    Py_ssize_t z, z64, w64, pt64, params, work, p, r, u, v, clock
     Py_ssize_t b32, p32, w32, o32, g32
-    Py_ssize_t doubles  # params + work + p + r + u + v + clock
+    Py_ssize_t doubles  # w64 + pt64 + params + work + p + r + u + v + clock, padded
     Py_ssize_t floats   # b32 + p32 + w32 + o32 + g32
 
 ctypedef struct Buffers:
@@ -81,7 +83,7 @@ cdef inline void *aligned(void *p) noexcept nogil:
     return <void *> ((<size_t> p + ALIGN - 1) // ALIGN * ALIGN)
 
 cdef Lengths thread_lengths(BlockTransform T, Py_ssize_t n, Py_ssize_t m, Py_ssize_t k,
-                            bint single, int parts)
+                            bint single, int parts, Py_ssize_t block_rows=*)
 cdef bint carve(Buffers *b, Lengths L, int n_threads)
 cdef void release(Buffers *b)
 cdef void add_zt_b(const void *Z, bint f32, bint narrow, const double *B, double *p,
@@ -120,7 +122,7 @@ cdef class ColumnBlocks:
     cdef readonly Py_ssize_t n_rows, n_blocks, max_block
     cdef readonly bint single
     cdef readonly bint bfloat16     # features rounded to bfloat16; Z caches hold 16 bits
-    cdef readonly bint narrow       # float32 products by skylite_narrow.c's kernels
+    cdef readonly bint narrow       # products by skylite_narrow.c's kernels
     cdef Py_ssize_t zitem           # bytes per element of a Z cache (2, 4 or 8)
     cdef Py_ssize_t[::1] offsets
     cdef int[::1] woodbury, factored, z_filled

@@ -43,7 +43,8 @@ from scipy.linalg.cython_blas cimport dgemm, dtrsm, dtrmm, sgemm, ssyrk
 
 from skylite.sketch._transform cimport BlockTransform, Rows, rows_of, rows_range, TILE_ROWS
 from skylite._native.bf16 cimport sky_bf16_round, sky_bf16_store, sky_bf16_load
-from skylite._native.narrow cimport sky_narrow_available, sky_narrow_t_times_f32
+from skylite._native.narrow cimport (
+    sky_narrow_available, sky_narrow_t_times_f32, sky_narrow_t_times_f64)
 
 cnp.import_array()
 
@@ -52,21 +53,23 @@ assert len(PHASES) == N_PHASES
 
 
 cdef Lengths thread_lengths(BlockTransform T, Py_ssize_t n, Py_ssize_t m, Py_ssize_t k,
-                            bint single, int parts):
+                            bint single, int parts, Py_ssize_t block_rows=0):
     """The elements of one thread's buffers for a pass over the blocks of T with n rows per
-    block (or per chunk), m outputs and B of k columns, for the buffers `parts` names
-    (Part flags); the clock is always there.  Sizes are for the widest block: the map
-    parameters and the transform's work space of the largest (plus one), the Z block and
-    its float64 widening (float32 Woodbury blocks, n < s_j, only)."""
+    block (or per chunk of a block of `block_rows` rows; 0: n), m outputs and B of k
+    columns, for the buffers `parts` names (Part flags); the clock is always there.  Sizes
+    are for the widest block: the map parameters and the transform's work space of the
+    largest (plus one), the Z block and its float64 widening (float32 Woodbury blocks,
+    n < s_j, only)."""
     cdef Lengths L
     cdef Py_ssize_t j, s_j, smax = 1, pmax = 1, wmax = 1
-    cdef bint any_woodbury = False
+    cdef bint any_woodbury = False, any_projected = False
     for j in range(T.n_blocks):
         s_j = T.block_size(j)
         smax = max(smax, s_j)
         pmax = max(pmax, T.param_size(j) + 1)
         wmax = max(wmax, T.work_size(j, TILE_ROWS) + 1)
         any_woodbury |= n < s_j
+        any_projected |= (block_rows if block_rows else n) >= s_j
     L.zsize = 4 if single else 8
     L.z = padded(n * smax) if parts & PART_Z else 0
     L.z64 = n * smax if (parts & PART_Z64 and single and any_woodbury) else 0
@@ -82,7 +85,11 @@ cdef Lengths thread_lengths(BlockTransform T, Py_ssize_t n, Py_ssize_t m, Py_ssi
     L.w32 = padded(smax) * m if (single and parts & PART_OUT32) else 0
     L.o32 = padded(n * m) if (single and parts & PART_OUT32) else 0
     L.g32 = padded(smax * smax) if (single and parts & PART_GRAM32) else 0
-    L.doubles = L.params + L.work + L.p + L.r + L.u + L.v + L.clock
+    # the float64 kernels' buffers, for blocks factored as Z^T Z + I (Woodbury blocks, n < s_j,
+    # make their products with BLAS)
+    L.w64 = padded(smax) * m if (not single and any_projected and parts & PART_OUT32) else 0
+    L.pt64 = padded(smax * k) if (not single and any_projected and parts & PART_TILE32) else 0
+    L.doubles = padded(L.w64 + L.pt64 + L.params + L.work + L.p + L.r + L.u + L.v + L.clock)
     L.floats = L.b32 + L.p32 + L.w32 + L.o32 + L.g32
     return L
 
@@ -96,7 +103,7 @@ cdef bint carve(Buffers *b, Lengths L, int n_threads):
     cdef float *f
     b.z = <char *> malloc(n_threads * L.z * L.zsize + ALIGN)
     b.z64 = <double *> malloc((n_threads * L.z64 + 1) * sizeof(double))
-    b.d = <double *> calloc(n_threads * L.doubles, sizeof(double))
+    b.d = <double *> calloc(n_threads * L.doubles * sizeof(double) + ALIGN, 1)
     b.f = <float *> malloc(n_threads * L.floats * sizeof(float) + ALIGN)
     b.scratch = <Scratch *> calloc(n_threads, sizeof(Scratch))
     if (b.z == NULL or b.z64 == NULL or b.d == NULL or b.f == NULL
@@ -104,12 +111,14 @@ cdef bint carve(Buffers *b, Lengths L, int n_threads):
         release(b)
         return False
     for t in range(n_threads):
-        d = b.d + t * L.doubles
+        d = <double *> aligned(b.d) + t * L.doubles
         f = <float *> aligned(b.f) + t * L.floats
         b.scratch[t].z = <char *> aligned(b.z) + t * L.z * L.zsize
         b.scratch[t].z64 = b.z64 + t * L.z64
-        b.scratch[t].params = d
-        b.scratch[t].work = d + L.params
+        b.scratch[t].w64 = d
+        b.scratch[t].pt64 = d + L.w64
+        b.scratch[t].params = d + L.w64 + L.pt64
+        b.scratch[t].work = b.scratch[t].params + L.params
         b.scratch[t].p = b.scratch[t].work + L.work
         b.scratch[t].r = b.scratch[t].p + L.p
         b.scratch[t].u = b.scratch[t].r + L.r
@@ -170,7 +179,7 @@ cdef class ColumnBlocks:
         self.rows = rows_of(X, self.keep)
         self.single = single
         self.bfloat16 = bfloat16
-        self.narrow = single and _narrow_wanted and sky_narrow_available()
+        self.narrow = _narrow_wanted and sky_narrow_available()
         self.zitem = 2 if bfloat16 else (4 if single else 8)
         self.scale = scale
         self.n_rows = self.rows.n_rows
@@ -364,9 +373,9 @@ cdef bint _narrow_wanted = True
 
 
 def use_narrow_kernels(bint on):
-    """Whether column blocks made from now on compute their float32 products Z W' and Z^T B
-    with the AVX-512 kernels of skylite_narrow.c (the default where the CPU has them) or with
-    BLAS (sgemm).  The two agree to float32 rounding, not bitwise; a fit uses one of them
+    """Whether column blocks made from now on compute their products Z W' and Z^T B with
+    the AVX-512 kernels of skylite_narrow.c (the default where the CPU has them) or with BLAS
+    (sgemm, dgemm).  The two agree to rounding, not bitwise; a fit uses one of them
     throughout.  Returns True if the kernels will be used.  For tests and benchmarks."""
     global _narrow_wanted
     _narrow_wanted = on
@@ -399,7 +408,7 @@ cdef void add_zt_b(const void *Z, bint f32, bint narrow, const double *B, double
                    Py_ssize_t first, Py_ssize_t stop, int s, int k, Scratch *sc) noexcept nogil:
     """p += Z[rows]^T B[rows] for rows first:stop, one product per TILE_ROWS tile (float32
     tiles: the narrow kernel if `narrow`, else sgemm, then the tile's result added in
-    float64).  Cached and regenerated blocks
+    float64; float64 tiles: the narrow kernel, its result added, or dgemm).  Cached and regenerated blocks
     both go through here, so the sums, and the model, do not depend on the memory budget."""
     cdef Py_ssize_t a, b, e, q, c
     cdef int rows
@@ -422,6 +431,11 @@ cdef void add_zt_b(const void *Z, bint f32, bint narrow, const double *B, double
                       &zerof, sc.p32, &k)
                 for e in range(s * k):
                     p[e] += sc.p32[e]
+        elif narrow:
+            sky_narrow_t_times_f64(rows, s, <double *> Z + a * s, s, B + a * k, k, sc.pt64)
+            for q in range(s):
+                for c in range(k):
+                    p[q * k + c] += sc.pt64[c * s + q]
         else:
             dgemm(b'N', b'T', &k, &s, &rows, &one, <double *> B + a * k, &k,
                   <double *> Z + a * s, &s, &one, p, &k)

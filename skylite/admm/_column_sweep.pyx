@@ -27,7 +27,7 @@ from scipy.linalg.cython_blas cimport dgemm, dsyrk, dtrsm, sgemm
 from scipy.linalg.cython_lapack cimport dpotrf
 
 from skylite.sketch._transform cimport BlockTransform, TILE_ROWS
-from skylite._native.narrow cimport sky_narrow_times_f32
+from skylite._native.narrow cimport sky_narrow_times_f32, sky_narrow_times_f64
 from skylite.admm._column_blocks cimport (
     ColumnBlocks, Scratch, Lengths, Buffers, thread_lengths, carve, release, add_zt_b,
     add_gram_f32, padded, right_hand_side, update_u, PART_Z, PART_Z64, PART_PARAMS, PART_WORK, PART_P,
@@ -171,7 +171,7 @@ cdef class ColumnSweep(ColumnBlocks):
 
         start = omp_get_wtime()
         if not fused:
-            add_zt_b(Z, f32, self.narrow, B, p, 0, n, s, k, sc)
+            add_zt_b(Z, f32, self.narrow and not woodbury, B, p, 0, n, s, k, sc)
         clock[<int> T_PRODUCTS] += omp_get_wtime() - start
 
         if not woodbury:
@@ -191,6 +191,11 @@ cdef class ColumnSweep(ColumnBlocks):
             if f32:
                 for a in range(<Py_ssize_t> n * m):
                     o[a] = sc.o32[a]
+            elif self.narrow:
+                for a in range(s):
+                    for c in range(m):
+                        sc.w64[c * padded(s) + a] = r[a * m + c]
+                sky_narrow_times_f64(n, s, <double *> Z, s, sc.w64, padded(s), m, o)
             else:
                 dgemm(b'N', b'N', &m, &n, &s, &one, r, &m, <double *> Z, &s, &zero, o, &m)
             clock[<int> T_PRODUCTS] += omp_get_wtime() - start
@@ -249,7 +254,8 @@ cdef class ColumnSweep(ColumnBlocks):
                 self._store16(j, first, stop, <float *> dest + first * s, s)
             if fused[0]:
                 tick = omp_get_wtime()
-                add_zt_b(dest, f32, self.narrow, B, sc.p, first, stop, <int> s, <int> k_, sc)
+                add_zt_b(dest, f32, self.narrow and not self.woodbury[j], B, sc.p, first, stop,
+                         <int> s, <int> k_, sc)
                 tick = omp_get_wtime() - tick
                 sc.clock[<int> T_PRODUCTS] += tick
                 sc.clock[<int> T_TRANSFORM] -= tick      # the caller times the whole call

@@ -19,7 +19,8 @@ from scipy.linalg.cython_lapack cimport dpotrf
 
 from skylite._native.omp cimport sky_omp_barrier
 from skylite._native.narrow cimport (
-    sky_narrow_times_f32, sky_narrow_times_bf16, sky_narrow_t_times_f32, sky_narrow_t_times_bf16)
+    sky_narrow_times_f32, sky_narrow_times_bf16, sky_narrow_times_f64, sky_narrow_t_times_f32,
+    sky_narrow_t_times_bf16, sky_narrow_t_times_f64)
 from skylite.sketch._transform cimport BlockTransform, TILE_ROWS
 from skylite.admm._column_blocks cimport (
     ColumnBlocks, Scratch, Lengths, Buffers, thread_lengths, carve, release, add_zt_b,
@@ -68,7 +69,7 @@ cdef inline int rows_per_product(int s) noexcept nogil:
 # and the pass over the rows' (whose tiles, below, all threads share).
 cdef int FACTOR_PARTS = PART_Z | PART_PARAMS | PART_WORK | PART_TILE32 | PART_GRAM32
 cdef int SOLVE_PARTS = PART_SOLVE
-cdef int ROW_PASS_PARTS = PART_WORK
+cdef int ROW_PASS_PARTS = PART_WORK | PART_TILE32
 
 
 ctypedef struct RowPass:
@@ -79,9 +80,10 @@ ctypedef struct RowPass:
     double *bt          # T x ROW_TILE x k: each thread's B_t
     float *b32          # T x ROW_TILE x k: each thread's B_t in float32
     float *w32          # s x m: W' in float32 (`narrow`: each block's W'_j^T, `wt_start`)
+    double *w64         # float64 blocks with `narrow`: each block's W'_j^T (`wt_start`)
     float *p32          # s x k: each block's Z_tj^T B_t in float32 (`narrow`: transposed)
     float *o32          # C x ROW_TILE x m: each block's Z_tj W'_j in float32
-    bint narrow         # float32 products by skylite_narrow.c's kernels, not BLAS
+    bint narrow         # products by skylite_narrow.c's kernels, not BLAS
 
 
 def row_sweep_buffer_bytes(BlockTransform transform_op, Py_ssize_t n_rows, Py_ssize_t m,
@@ -91,8 +93,9 @@ def row_sweep_buffer_bytes(BlockTransform transform_op, Py_ssize_t n_rows, Py_ss
     kept for the run; "blocks": the feature tiles; "other": the rest}."""
     cdef Py_ssize_t j, C = transform_op.n_blocks, s_all = transform_op.n_features
     cdef Py_ssize_t chunk = min(n_rows, <Py_ssize_t> FACTOR_ROWS)
-    cdef Lengths F = thread_lengths(transform_op, chunk, 0, k, single, FACTOR_PARTS)
-    cdef Lengths R = thread_lengths(transform_op, ROW_TILE, m, k, single, ROW_PASS_PARTS)
+    cdef Lengths F = thread_lengths(transform_op, chunk, 0, k, single, FACTOR_PARTS, n_rows)
+    cdef Lengths R = thread_lengths(transform_op, ROW_TILE, m, k, single, ROW_PASS_PARTS,
+                                    n_rows)
     cdef Py_ssize_t params = 0, team = min(<Py_ssize_t> n_threads, C)
     for j in range(C):
         params += transform_op.param_size(j)
@@ -100,8 +103,9 @@ def row_sweep_buffer_bytes(BlockTransform transform_op, Py_ssize_t n_rows, Py_ss
                    "other": n_threads * (8 * F.doubles + 4 * F.floats)}
     row_pass = {"blocks": ROW_TILE * s_all * R.zsize,
                 "other": (8 * (2 * C * ROW_TILE * m + (ROW_TILE * k + R.doubles) * team)
-                          + 4 * (ROW_TILE * k * team + wt_length(s_all, C, m) + s_all * k
-                                 + C * ROW_TILE * m))}
+                          + 4 * (ROW_TILE * k * team + s_all * k + C * ROW_TILE * m
+                                 + R.floats * team)
+                          + R.zsize * wt_length(s_all, C, m))}
     return {"parameters": params * R.zsize,
             "blocks": max(factor_pass["blocks"], row_pass["blocks"]),
             "other": max(factor_pass["other"], row_pass["other"])}
@@ -138,7 +142,7 @@ cdef class RowSweep(ColumnBlocks):
         if B.shape[0] != n or G.shape[1] != k or G.shape[0] != self.T.n_features:
             raise ValueError("B and G do not match the column blocks")
         self._require_row_sweep()
-        cdef Lengths L = thread_lengths(self.T, chunk, 0, k, self.single, FACTOR_PARTS)
+        cdef Lengths L = thread_lengths(self.T, chunk, 0, k, self.single, FACTOR_PARTS, n)
         cdef Buffers buffers
         cdef int failures = 0
         if not carve(&buffers, L, n_threads):
@@ -273,29 +277,32 @@ cdef class RowSweep(ColumnBlocks):
             raise ValueError("state arrays do not match the column blocks")
         self._require_row_sweep()
         cdef int T = <int> min(<Py_ssize_t> n_threads, C)
-        cdef Lengths L = thread_lengths(self.T, ROW_TILE, m, k, self.single, ROW_PASS_PARTS)
+        cdef Lengths L = thread_lengths(self.T, ROW_TILE, m, k, self.single, ROW_PASS_PARTS,
+                                        self.n_rows)
         cdef Py_ssize_t len_slots = C * ROW_TILE * m
         cdef RowPass rp
         cdef Buffers buffers
         cdef bint carved = carve(&buffers, L, T)
         cdef Py_ssize_t len_wt = wt_length(s_all, C, m)
         cdef void *tile_memory = malloc(ROW_TILE * s_all * L.zsize + ALIGN)
-        cdef void *float_memory = malloc((len_wt + T * ROW_TILE * k + s_all * k + len_slots)
-                                         * sizeof(float) + ALIGN)
+        cdef void *wt_memory = malloc(len_wt * L.zsize + ALIGN)
+        cdef void *float_memory = malloc((T * ROW_TILE * k + s_all * k + len_slots)
+                                         * sizeof(float))
         rp.slots = <double *> malloc((2 * len_slots + T * ROW_TILE * k) * sizeof(double))
         try:
             if (not carved or tile_memory == NULL or rp.slots == NULL
-                    or float_memory == NULL):
+                    or wt_memory == NULL or float_memory == NULL):
                 raise MemoryError("could not allocate the row sweep's buffers")
             rp.tile = <char *> aligned(tile_memory)
             rp.bt = rp.slots + 2 * len_slots
-            rp.w32 = <float *> aligned(float_memory)
-            rp.b32 = rp.w32 + len_wt
+            rp.w32 = <float *> aligned(wt_memory)
+            rp.w64 = <double *> aligned(wt_memory)
+            rp.b32 = <float *> float_memory
             rp.p32 = rp.b32 + T * ROW_TILE * k
             rp.o32 = rp.p32 + s_all * k
             rp.narrow = self.narrow
             if rp.narrow:
-                self._blocks_transposed(&Wp[0, 0], m, rp.w32)
+                self._blocks_transposed(&Wp[0, 0], m, aligned(wt_memory))
             elif self.single:
                 for a in range(s_all * m):
                     rp.w32[a] = <float> Wp[a // m, a % m]
@@ -307,7 +314,7 @@ cdef class RowSweep(ColumnBlocks):
         finally:
             if carved:
                 release(&buffers)
-            free(tile_memory); free(rp.slots); free(float_memory)
+            free(tile_memory); free(rp.slots); free(wt_memory); free(float_memory)
 
     cdef void _sweep_tiles(self, const double *Wp, const double *E, const double *coefs,
                            double *S, double *G, Py_ssize_t m, Py_ssize_t k, RowPass *rp,
@@ -351,10 +358,10 @@ cdef class RowSweep(ColumnBlocks):
                 parity = 1 - parity
 
     cdef void _blocks_transposed(self, const double *Wp, Py_ssize_t m,
-                                 float *wt) noexcept nogil:
-        """wt <- W' in float32, block by block transposed as the narrow kernels take it:
-        block j's W'_j (s_j x m) becomes W'_j^T (m x s_j, leading dimension padded(s_j)) at
-        wt_start(offset_j, j, m)."""
+                                 void *wt) noexcept nogil:
+        """wt <- W' in the blocks' precision, block by block transposed as the narrow
+        kernels take it: block j's W'_j (s_j x m) becomes W'_j^T (m x s_j, leading dimension
+        padded(s_j)) at wt_start(offset_j, j, m)."""
         cdef Py_ssize_t j, off, s, q, c, start
         for j in range(self.n_blocks):
             off = self.offsets[j]
@@ -362,7 +369,10 @@ cdef class RowSweep(ColumnBlocks):
             start = wt_start(off, j, m)
             for q in range(s):
                 for c in range(m):
-                    wt[start + c * padded(s) + q] = <float> Wp[(off + q) * m + c]
+                    if self.single:
+                        (<float *> wt)[start + c * padded(s) + q] = <float> Wp[(off + q) * m + c]
+                    else:
+                        (<double *> wt)[start + c * padded(s) + q] = Wp[(off + q) * m + c]
 
     cdef void _tile_inputs(self, Py_ssize_t first, Py_ssize_t rows, const double *E,
                            const double *coefs, double *S, Py_ssize_t m, Py_ssize_t k,
@@ -423,9 +433,12 @@ cdef class RowSweep(ColumnBlocks):
         if rp.narrow and bf16_cache:
             sky_narrow_times_bf16(rows, s, <const uint16_t *> Z, ld, rp.w32 + wt_start(off, j, m),
                                   padded(s), m, o32)
-        elif rp.narrow:
+        elif rp.narrow and self.single:
             sky_narrow_times_f32(rows, s, <const float *> Z, ld, rp.w32 + wt_start(off, j, m),
                                  padded(s), m, o32)
+        elif rp.narrow:
+            sky_narrow_times_f64(rows, s, <const double *> Z, ld,
+                                 rp.w64 + wt_start(off, j, m), padded(s), m, slot)
         while first_row < rows:
             part = min(rows - first_row, rows_per_product(s))
             if self.single:
@@ -456,7 +469,7 @@ cdef class RowSweep(ColumnBlocks):
         cdef double start = omp_get_wtime()
         cdef void *Z = self._tile_z(j, first, rp, &ld)
         cdef Py_ssize_t q, c
-        if rp.narrow:
+        if rp.narrow and self.single:
             if self.zcache[j] != NULL and self.bfloat16:
                 sky_narrow_t_times_bf16(rows, s, <const uint16_t *> Z, ld, b32, k, p32)
             else:
@@ -464,6 +477,11 @@ cdef class RowSweep(ColumnBlocks):
             for q in range(s):
                 for c in range(k):
                     p[q * k + c] += p32[c * s + q]
+        elif rp.narrow:
+            sky_narrow_t_times_f64(rows, s, <const double *> Z, ld, bt, k, sc.pt64)
+            for q in range(s):
+                for c in range(k):
+                    p[q * k + c] += sc.pt64[c * s + q]
         first_row = rows if rp.narrow else 0
         while first_row < rows:
             part = min(rows - first_row, rows_per_product(s))
