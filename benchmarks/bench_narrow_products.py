@@ -8,9 +8,10 @@ A tile is --rows x --features (one column block of the row sweep; the protocol o
 docs/scale.md has 256 x 1024 tiles, 16 blocks, 10 classes).  "in cache" multiplies the same
 tile again and again; "from memory" walks --tiles consecutive tiles of a Z too large for the
 caches, as a cached iteration does.  Printed: microseconds per tile and GFlop/s (2 rows s m
-flops for Z W', 2 rows s k for Z^T B), for float32 Z and, for the kernels, Z in bfloat16
-(uint16 top halves, decoded in registers).  sgemm reads a float32 tile; a bfloat16 cache
-without the kernels is first decoded to one.
+flops for Z W', 2 rows s k for Z^T B), for float32 Z (against sgemm), Z in bfloat16 (uint16
+top halves, decoded in registers; without the kernels a bfloat16 cache is first decoded to a
+float32 tile for sgemm) and float64 Z (against dgemm).  The times include a Python call per
+tile on both sides (a few microseconds).
 """
 import argparse
 import time
@@ -50,27 +51,30 @@ def main():
     Z[:] = rng.standard_normal(Z.shape, dtype=np.float32)
     Z16 = _aligned_empty(Z.shape, np.uint16)
     Z16[:] = Z.view(np.uint32) >> 16
-    W = rng.standard_normal((s, args.m)).astype(np.float32)
-    B = rng.standard_normal((r, args.k)).astype(np.float32)
-    out, grad = np.empty((r, args.m), np.float32), np.empty((s, args.k), np.float32)
+    Z64 = _aligned_empty(Z.shape, np.float64)
+    Z64[:] = Z
+    W = rng.standard_normal((s, args.m))
+    B = rng.standard_normal((r, args.k))
 
-    def sgemm_times(tile, w):
-        np.matmul(tile, w, out=out)
+    def blas(dtype):
+        out, grad = np.empty((r, args.m), dtype), np.empty((s, args.k), dtype)
+        return (lambda tile, w: np.matmul(tile, w, out=out),
+                lambda tile, b: np.matmul(tile.T, b, out=grad))
 
-    def sgemm_t_times(tile, b):
-        np.matmul(tile.T, b, out=grad)
-
-    contenders = [("sgemm", "float32", Z, sgemm_times, sgemm_t_times),
+    contenders = [("sgemm", "float32", Z, *blas(np.float32)),
                   ("kernel", "float32", Z, _narrow.times, _narrow.t_times),
-                  ("kernel", "bfloat16", Z16, _narrow.times, _narrow.t_times)]
+                  ("kernel", "bfloat16", Z16, _narrow.times, _narrow.t_times),
+                  ("dgemm", "float64", Z64, *blas(np.float64)),
+                  ("kernel", "float64", Z64, _narrow.times, _narrow.t_times)]
     flops = {"Z W'": 2 * r * s * args.m, "Z^T B": 2 * r * s * args.k}
     print(f"tiles of {r} x {s}, W' {s} x {args.m}, B {r} x {args.k}, one thread")
     print("\n| product | code | Z | in cache (us) | GFlop/s | from memory (us) | GFlop/s |")
     print("|---|---|---|---:|---:|---:|---:|")
     with threadpool_limits(1):
-        for name, operand, index in (("Z W'", W, 3), ("Z^T B", B, 4)):
+        for name, operand, index in (("Z W'", W, 0), ("Z^T B", B, 1)):
             for code, kind, data, *products in contenders:
-                product = products[index - 3]
+                product = products[index]
+                operand = operand.astype(np.float64 if kind == "float64" else np.float32)
                 stream = [data[t * r:(t + 1) * r] for t in range(args.tiles)]
                 hot = per_tile(product, [stream[0]] * args.tiles, operand, args.repeat)
                 cold = per_tile(product, stream, operand, args.repeat)

@@ -84,6 +84,7 @@ ctypedef struct RowPass:
     float *p32          # s x k: each block's Z_tj^T B_t in float32 (`narrow`: transposed)
     float *o32          # C x ROW_TILE x m: each block's Z_tj W'_j in float32
     bint narrow         # products by skylite_narrow.c's kernels, not BLAS
+    double *gt          # `narrow`: each block's G_j^T (k x s_j), moved to G after the pass
 
 
 def row_sweep_buffer_bytes(BlockTransform transform_op, Py_ssize_t n_rows, Py_ssize_t m,
@@ -102,7 +103,8 @@ def row_sweep_buffer_bytes(BlockTransform transform_op, Py_ssize_t n_rows, Py_ss
     factor_pass = {"blocks": n_threads * F.z * F.zsize,
                    "other": n_threads * (8 * F.doubles + 4 * F.floats)}
     row_pass = {"blocks": ROW_TILE * s_all * R.zsize,
-                "other": (8 * (2 * C * ROW_TILE * m + (ROW_TILE * k + R.doubles) * team)
+                "other": (8 * (2 * C * ROW_TILE * m + (ROW_TILE * k + R.doubles) * team
+                               + s_all * k)
                           + 4 * (ROW_TILE * k * team + s_all * k + C * ROW_TILE * m
                                  + R.floats * team)
                           + R.zsize * wt_length(s_all, C, m))}
@@ -288,13 +290,15 @@ cdef class RowSweep(ColumnBlocks):
         cdef void *wt_memory = malloc(len_wt * L.zsize + ALIGN)
         cdef void *float_memory = malloc((T * ROW_TILE * k + s_all * k + len_slots)
                                          * sizeof(float))
-        rp.slots = <double *> malloc((2 * len_slots + T * ROW_TILE * k) * sizeof(double))
+        rp.slots = <double *> malloc((2 * len_slots + T * ROW_TILE * k + s_all * k)
+                                     * sizeof(double))
         try:
             if (not carved or tile_memory == NULL or rp.slots == NULL
                     or wt_memory == NULL or float_memory == NULL):
                 raise MemoryError("could not allocate the row sweep's buffers")
             rp.tile = <char *> aligned(tile_memory)
             rp.bt = rp.slots + 2 * len_slots
+            rp.gt = rp.bt + T * ROW_TILE * k
             rp.w32 = <float *> aligned(wt_memory)
             rp.w64 = <double *> aligned(wt_memory)
             rp.b32 = <float *> float_memory
@@ -307,9 +311,13 @@ cdef class RowSweep(ColumnBlocks):
                 for a in range(s_all * m):
                     rp.w32[a] = <float> Wp[a // m, a % m]
             G[...] = 0.0
+            if rp.narrow:
+                memset(rp.gt, 0, s_all * k * sizeof(double))
             with nogil:
                 self._sweep_tiles(&Wp[0, 0], &E[0, 0], &coefs[0], &S[0, 0], &G[0, 0], m, k,
                                   &rp, buffers.scratch, T)
+                if rp.narrow:
+                    self._transposed_into(rp.gt, &G[0, 0], k)
             self._add_clocks(buffers.scratch, T, 0, <int> N_PHASES)
         finally:
             if carved:
@@ -356,6 +364,17 @@ cdef class RowSweep(ColumnBlocks):
                     j = j - team
                 first = first + rows
                 parity = 1 - parity
+
+    cdef void _transposed_into(self, const double *gt, double *G,
+                               Py_ssize_t k) noexcept nogil:
+        """G <- the blocks' G_j^T (k x s_j each, one after another) transposed."""
+        cdef Py_ssize_t j, off, s, q, c
+        for j in range(self.n_blocks):
+            off = self.offsets[j]
+            s = self.offsets[j + 1] - off
+            for q in range(s):
+                for c in range(k):
+                    G[(off + q) * k + c] = gt[off * k + c * s + q]
 
     cdef void _blocks_transposed(self, const double *Wp, Py_ssize_t m,
                                  void *wt) noexcept nogil:
@@ -466,22 +485,20 @@ cdef class RowSweep(ColumnBlocks):
         cdef float onef = 1.0, zerof = 0.0
         cdef float *p32 = rp.p32 + off * k
         cdef double *p = G + off * k
+        cdef double *gt = rp.gt + off * k
         cdef double start = omp_get_wtime()
         cdef void *Z = self._tile_z(j, first, rp, &ld)
-        cdef Py_ssize_t q, c
-        if rp.narrow and self.single:
+        if rp.narrow and self.single:      # G_j^T += (Z_tj^T B_t)^T, transposed after the pass
             if self.zcache[j] != NULL and self.bfloat16:
                 sky_narrow_t_times_bf16(rows, s, <const uint16_t *> Z, ld, b32, k, p32)
             else:
                 sky_narrow_t_times_f32(rows, s, <const float *> Z, ld, b32, k, p32)
-            for q in range(s):
-                for c in range(k):
-                    p[q * k + c] += p32[c * s + q]
+            for a in range(s * k):
+                gt[a] += p32[a]
         elif rp.narrow:
             sky_narrow_t_times_f64(rows, s, <const double *> Z, ld, bt, k, sc.pt64)
-            for q in range(s):
-                for c in range(k):
-                    p[q * k + c] += sc.pt64[c * s + q]
+            for a in range(s * k):
+                gt[a] += sc.pt64[a]
         first_row = rows if rp.narrow else 0
         while first_row < rows:
             part = min(rows - first_row, rows_per_product(s))
