@@ -7,12 +7,12 @@
  * for square-ish products and runs these at a third to a quarter of the core's peak; here Z
  * is read once per product with the narrow operand held in registers (AVX-512).  Arithmetic
  * is float32 or float64, Z's own; float32 Z may also come as bfloat16 (the top 16 bits of a
- * float32, decoded in registers by a shift, so a bfloat16 cache is never decoded to memory).  Both variants do
- * the same operations in the same order, so a bfloat16 tile and the float32 tile holding the
- * same (rounded) values give bitwise equal results; so do any number of calls and threads,
- * since each result depends only on its own inputs.
+ * float32, decoded in registers by a shift, so a bfloat16 cache is never decoded to
+ * memory).  Both float32 variants do the same operations in the same order, so a bfloat16
+ * tile and the float32 tile holding the same (rounded) values give bitwise equal results;
+ * so do any number of calls and threads, since each result depends only on its own inputs.
  *
- * The kernels exist only where the CPU has AVX-512 (F and BW); `sky_narrow_available` says
+ * The kernels exist only where the CPU has AVX-512 (F, BW and VL); `sky_narrow_available` says
  * so at run time, and callers use BLAS otherwise.  No fast-math: the sums are in a fixed
  * order (16 or 8 lanes over s, then the lanes added in a fixed tree).
  */

@@ -406,10 +406,11 @@ def _scale_bfloat16(Z, double ratio, Py_ssize_t rows=FACTOR_ROWS):
 
 cdef void add_zt_b(const void *Z, bint f32, bint narrow, const double *B, double *p,
                    Py_ssize_t first, Py_ssize_t stop, int s, int k, Scratch *sc) noexcept nogil:
-    """p += Z[rows]^T B[rows] for rows first:stop, one product per TILE_ROWS tile (float32
-    tiles: the narrow kernel if `narrow`, else sgemm, then the tile's result added in
-    float64; float64 tiles: the narrow kernel, its result added, or dgemm).  Cached and regenerated blocks
-    both go through here, so the sums, and the model, do not depend on the memory budget."""
+    """p += Z[rows]^T B[rows] for rows first:stop, one product per TILE_ROWS tile: float32
+    tiles by the narrow kernel if `narrow`, else sgemm, the tile's result added in float64;
+    float64 tiles by the narrow kernel, its result added, or dgemm.  Cached and regenerated
+    blocks both go through here, so the sums, and the model, do not depend on the memory
+    budget."""
     cdef Py_ssize_t a, b, e, q, c
     cdef int rows
     cdef double one = 1.0

@@ -30,9 +30,9 @@ from skylite.sketch._transform cimport BlockTransform, TILE_ROWS
 from skylite._native.narrow cimport sky_narrow_times_f32, sky_narrow_times_f64
 from skylite.admm._column_blocks cimport (
     ColumnBlocks, Scratch, Lengths, Buffers, thread_lengths, carve, release, add_zt_b,
-    add_gram_f32, padded, right_hand_side, update_u, PART_Z, PART_Z64, PART_PARAMS, PART_WORK, PART_P,
-    PART_SOLVE, PART_V, PART_TILE32, PART_OUT32, PART_GRAM32, T_TRANSFORM, T_FACTOR,
-    T_PRODUCTS, T_SOLVE, T_REDUCE, FACTOR_ROWS)
+    add_gram_f32, padded, right_hand_side, update_u, PART_Z, PART_Z64, PART_PARAMS,
+    PART_WORK, PART_P, PART_SOLVE, PART_V, PART_TILE32, PART_OUT32, PART_GRAM32, T_TRANSFORM,
+    T_FACTOR, T_PRODUCTS, T_SOLVE, T_REDUCE, FACTOR_ROWS)
 
 cnp.import_array()
 

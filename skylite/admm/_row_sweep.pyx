@@ -24,8 +24,9 @@ from skylite._native.narrow cimport (
 from skylite.sketch._transform cimport BlockTransform, TILE_ROWS
 from skylite.admm._column_blocks cimport (
     ColumnBlocks, Scratch, Lengths, Buffers, thread_lengths, carve, release, add_zt_b,
-    add_gram_f32, padded, aligned, ALIGN, PART_Z, PART_PARAMS, PART_WORK, PART_SOLVE, PART_TILE32, PART_GRAM32,
-    T_TRANSFORM, T_FACTOR, T_PRODUCTS, T_SOLVE, T_REDUCE, N_PHASES, FACTOR_ROWS)
+    add_gram_f32, padded, aligned, ALIGN, PART_Z, PART_PARAMS, PART_WORK, PART_SOLVE,
+    PART_TILE32, PART_GRAM32, T_TRANSFORM, T_FACTOR, T_PRODUCTS, T_SOLVE, T_REDUCE, N_PHASES,
+    FACTOR_ROWS)
 
 cnp.import_array()
 
@@ -66,7 +67,8 @@ cdef inline int rows_per_product(int s) noexcept nogil:
 
 
 # The threads' buffers of each pass (`thread_lengths`): the factorization's, the solve's,
-# and the pass over the rows' (whose tiles, below, all threads share).
+# and the pass over the rows' (whose tiles, below, all threads share; PART_TILE32 gives its
+# float64 kernels their Z_tj^T B_t).
 cdef int FACTOR_PARTS = PART_Z | PART_PARAMS | PART_WORK | PART_TILE32 | PART_GRAM32
 cdef int SOLVE_PARTS = PART_SOLVE
 cdef int ROW_PASS_PARTS = PART_WORK | PART_TILE32
