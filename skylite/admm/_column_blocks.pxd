@@ -82,6 +82,28 @@ cdef inline Py_ssize_t padded(Py_ssize_t n) noexcept nogil:
 cdef inline void *aligned(void *p) noexcept nogil:
     return <void *> ((<size_t> p + ALIGN - 1) // ALIGN * ALIGN)
 
+# The narrow kernels take W' and return Z^T B transposed (skylite_narrow.c); these move
+# blocks between the two layouts, in float32 or float64.
+ctypedef fused real:
+    float
+    double
+
+cdef inline void transposed_into(const double *A, Py_ssize_t rows, Py_ssize_t cols, real *At,
+                                 Py_ssize_t ld) noexcept nogil:
+    """At (cols x rows, leading dimension ld) <- A^T, for A rows x cols (contiguous)."""
+    cdef Py_ssize_t a, c
+    for a in range(rows):
+        for c in range(cols):
+            At[c * ld + a] = <real> A[a * cols + c]
+
+cdef inline void add_transposed(const real *At, Py_ssize_t rows, Py_ssize_t cols,
+                                double *A) noexcept nogil:
+    """A (rows x cols, contiguous) += At^T, for At cols x rows (contiguous)."""
+    cdef Py_ssize_t a, c
+    for a in range(rows):
+        for c in range(cols):
+            A[a * cols + c] += At[c * rows + a]
+
 cdef Lengths thread_lengths(BlockTransform T, Py_ssize_t n, Py_ssize_t m, Py_ssize_t k,
                             bint single, int parts, Py_ssize_t block_rows=*)
 cdef bint carve(Buffers *b, Lengths L, int n_threads)

@@ -411,7 +411,7 @@ cdef void add_zt_b(const void *Z, bint f32, bint narrow, const double *B, double
     float64 tiles by the narrow kernel, its result added, or dgemm.  Cached and regenerated
     blocks both go through here, so the sums, and the model, do not depend on the memory
     budget."""
-    cdef Py_ssize_t a, b, e, q, c
+    cdef Py_ssize_t a, b, e
     cdef int rows
     cdef double one = 1.0
     cdef float onef = 1.0, zerof = 0.0
@@ -424,9 +424,7 @@ cdef void add_zt_b(const void *Z, bint f32, bint narrow, const double *B, double
                 sc.b32[e] = <float> B[a * k + e]
             if narrow:
                 sky_narrow_t_times_f32(rows, s, <float *> Z + a * s, s, sc.b32, k, sc.p32)
-                for q in range(s):
-                    for c in range(k):
-                        p[q * k + c] += sc.p32[c * s + q]
+                add_transposed(sc.p32, s, k, p)
             else:
                 sgemm(b'N', b'T', &k, &s, &rows, &onef, sc.b32, &k, <float *> Z + a * s, &s,
                       &zerof, sc.p32, &k)
@@ -434,9 +432,7 @@ cdef void add_zt_b(const void *Z, bint f32, bint narrow, const double *B, double
                     p[e] += sc.p32[e]
         elif narrow:
             sky_narrow_t_times_f64(rows, s, <double *> Z + a * s, s, B + a * k, k, sc.pt64)
-            for q in range(s):
-                for c in range(k):
-                    p[q * k + c] += sc.pt64[c * s + q]
+            add_transposed(sc.pt64, s, k, p)
         else:
             dgemm(b'N', b'T', &k, &s, &rows, &one, <double *> B + a * k, &k,
                   <double *> Z + a * s, &s, &one, p, &k)

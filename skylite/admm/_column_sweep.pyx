@@ -30,7 +30,7 @@ from skylite.sketch._transform cimport BlockTransform, TILE_ROWS
 from skylite._native.narrow cimport sky_narrow_times_f32, sky_narrow_times_f64
 from skylite.admm._column_blocks cimport (
     ColumnBlocks, Scratch, Lengths, Buffers, thread_lengths, carve, release, add_zt_b,
-    add_gram_f32, padded, right_hand_side, update_u, PART_Z, PART_Z64, PART_PARAMS,
+    add_gram_f32, padded, transposed_into, right_hand_side, update_u, PART_Z, PART_Z64, PART_PARAMS,
     PART_WORK, PART_P, PART_SOLVE, PART_V, PART_TILE32, PART_OUT32, PART_GRAM32, T_TRANSFORM,
     T_FACTOR, T_PRODUCTS, T_SOLVE, T_REDUCE, FACTOR_ROWS)
 
@@ -122,7 +122,7 @@ cdef class ColumnSweep(ColumnBlocks):
                     Scratch *sc, double *o) noexcept nogil:
         """Column block j of the sweep (one thread); O'_j goes to `o` (n x m).  Returns 1 if
         its factorization failed."""
-        cdef Py_ssize_t off = self.offsets[j], a, c
+        cdef Py_ssize_t off = self.offsets[j], a
         cdef int s = <int> (self.offsets[j + 1] - off), n = <int> self.n_rows
         cdef int m = <int> m_, k = <int> k_, info = 0, kk
         cdef double one = 1.0, zero = 0.0, minus = -1.0
@@ -178,10 +178,8 @@ cdef class ColumnSweep(ColumnBlocks):
             self._solve_factored(j, Wbar, mu_p, U, Wp, p, m, k, relax, sc)
             # O'_j = Z W'_j (W'_j is left in sc.r)
             start = omp_get_wtime()
-            if f32 and self.narrow:
-                for a in range(s):                  # the kernel takes W'_j^T
-                    for c in range(m):
-                        sc.w32[c * padded(s) + a] = <float> r[a * m + c]
+            if f32 and self.narrow:                 # the kernels take W'_j^T
+                transposed_into(r, s, m, sc.w32, padded(s))
                 sky_narrow_times_f32(n, s, <float *> Z, s, sc.w32, padded(s), m, sc.o32)
             elif f32:
                 for a in range(s * m):
@@ -192,9 +190,7 @@ cdef class ColumnSweep(ColumnBlocks):
                 for a in range(<Py_ssize_t> n * m):
                     o[a] = sc.o32[a]
             elif self.narrow:
-                for a in range(s):
-                    for c in range(m):
-                        sc.w64[c * padded(s) + a] = r[a * m + c]
+                transposed_into(r, s, m, sc.w64, padded(s))
                 sky_narrow_times_f64(n, s, <double *> Z, s, sc.w64, padded(s), m, o)
             else:
                 dgemm(b'N', b'N', &m, &n, &s, &one, r, &m, <double *> Z, &s, &zero, o, &m)

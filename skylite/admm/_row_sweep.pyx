@@ -24,9 +24,9 @@ from skylite._native.narrow cimport (
 from skylite.sketch._transform cimport BlockTransform, TILE_ROWS
 from skylite.admm._column_blocks cimport (
     ColumnBlocks, Scratch, Lengths, Buffers, thread_lengths, carve, release, add_zt_b,
-    add_gram_f32, padded, aligned, ALIGN, PART_Z, PART_PARAMS, PART_WORK, PART_SOLVE,
-    PART_TILE32, PART_GRAM32, T_TRANSFORM, T_FACTOR, T_PRODUCTS, T_SOLVE, T_REDUCE, N_PHASES,
-    FACTOR_ROWS)
+    add_gram_f32, padded, aligned, transposed_into, add_transposed, ALIGN, PART_Z,
+    PART_PARAMS, PART_WORK, PART_SOLVE, PART_TILE32, PART_GRAM32, T_TRANSFORM, T_FACTOR,
+    T_PRODUCTS, T_SOLVE, T_REDUCE, N_PHASES, FACTOR_ROWS)
 
 cnp.import_array()
 
@@ -319,7 +319,7 @@ cdef class RowSweep(ColumnBlocks):
                 self._sweep_tiles(&Wp[0, 0], &E[0, 0], &coefs[0], &S[0, 0], &G[0, 0], m, k,
                                   &rp, buffers.scratch, T)
                 if rp.narrow:
-                    self._transposed_into(rp.gt, &G[0, 0], k)
+                    self._add_blocks_transposed(rp.gt, &G[0, 0], k)
             self._add_clocks(buffers.scratch, T, 0, <int> N_PHASES)
         finally:
             if carved:
@@ -367,33 +367,28 @@ cdef class RowSweep(ColumnBlocks):
                 first = first + rows
                 parity = 1 - parity
 
-    cdef void _transposed_into(self, const double *gt, double *G,
-                               Py_ssize_t k) noexcept nogil:
-        """G <- the blocks' G_j^T (k x s_j each, one after another) transposed."""
-        cdef Py_ssize_t j, off, s, q, c
+    cdef void _add_blocks_transposed(self, const double *gt, double *G,
+                                     Py_ssize_t k) noexcept nogil:
+        """G += the blocks' G_j^T (k x s_j each, one after another) transposed."""
+        cdef Py_ssize_t j, off
         for j in range(self.n_blocks):
             off = self.offsets[j]
-            s = self.offsets[j + 1] - off
-            for q in range(s):
-                for c in range(k):
-                    G[(off + q) * k + c] = gt[off * k + c * s + q]
+            add_transposed(gt + off * k, self.offsets[j + 1] - off, k, G + off * k)
 
     cdef void _blocks_transposed(self, const double *Wp, Py_ssize_t m,
                                  void *wt) noexcept nogil:
         """wt <- W' in the blocks' precision, block by block transposed as the narrow
         kernels take it: block j's W'_j (s_j x m) becomes W'_j^T (m x s_j, leading dimension
         padded(s_j)) at wt_start(offset_j, j, m)."""
-        cdef Py_ssize_t j, off, s, q, c, start
+        cdef Py_ssize_t j, off, s, start
         for j in range(self.n_blocks):
             off = self.offsets[j]
             s = self.offsets[j + 1] - off
             start = wt_start(off, j, m)
-            for q in range(s):
-                for c in range(m):
-                    if self.single:
-                        (<float *> wt)[start + c * padded(s) + q] = <float> Wp[(off + q) * m + c]
-                    else:
-                        (<double *> wt)[start + c * padded(s) + q] = Wp[(off + q) * m + c]
+            if self.single:
+                transposed_into(Wp + off * m, s, m, <float *> wt + start, padded(s))
+            else:
+                transposed_into(Wp + off * m, s, m, <double *> wt + start, padded(s))
 
     cdef void _tile_inputs(self, Py_ssize_t first, Py_ssize_t rows, const double *E,
                            const double *coefs, double *S, Py_ssize_t m, Py_ssize_t k,
@@ -450,7 +445,6 @@ cdef class RowSweep(ColumnBlocks):
             self._load16(j, first, first + rows, <float *> Z, ld)
         sc.clock[<int> T_TRANSFORM] += omp_get_wtime() - start
         start = omp_get_wtime()
-        first_row = rows if rp.narrow else 0
         if rp.narrow and bf16_cache:
             sky_narrow_times_bf16(rows, s, <const uint16_t *> Z, ld, rp.w32 + wt_start(off, j, m),
                                   padded(s), m, o32)
@@ -460,15 +454,17 @@ cdef class RowSweep(ColumnBlocks):
         elif rp.narrow:
             sky_narrow_times_f64(rows, s, <const double *> Z, ld,
                                  rp.w64 + wt_start(off, j, m), padded(s), m, slot)
-        while first_row < rows:
-            part = min(rows - first_row, rows_per_product(s))
-            if self.single:
-                sgemm(b'N', b'N', &m, &part, &s, &onef, rp.w32 + off * m, &m,
-                      <float *> Z + first_row * ld, &ld, &zerof, o32 + first_row * m, &m)
-            else:
-                dgemm(b'N', b'N', &m, &part, &s, &one, Wp + off * m, &m,
-                      <double *> Z + first_row * ld, &ld, &zero, slot + first_row * m, &m)
-            first_row += part
+        else:
+            first_row = 0
+            while first_row < rows:
+                part = min(rows - first_row, rows_per_product(s))
+                if self.single:
+                    sgemm(b'N', b'N', &m, &part, &s, &onef, rp.w32 + off * m, &m,
+                          <float *> Z + first_row * ld, &ld, &zerof, o32 + first_row * m, &m)
+                else:
+                    dgemm(b'N', b'N', &m, &part, &s, &one, Wp + off * m, &m,
+                          <double *> Z + first_row * ld, &ld, &zero, slot + first_row * m, &m)
+                first_row += part
         if self.single:
             for a in range(rows * m):
                 slot[a] = o32[a]
@@ -501,16 +497,17 @@ cdef class RowSweep(ColumnBlocks):
             sky_narrow_t_times_f64(rows, s, <const double *> Z, ld, bt, k, sc.pt64)
             for a in range(s * k):
                 gt[a] += sc.pt64[a]
-        first_row = rows if rp.narrow else 0
-        while first_row < rows:
-            part = min(rows - first_row, rows_per_product(s))
-            if self.single:
-                sgemm(b'N', b'T', &k, &s, &part, &onef, <float *> b32 + first_row * k, &k,
-                      <float *> Z + first_row * ld, &ld, &zerof, p32, &k)
-                for a in range(s * k):
-                    p[a] += p32[a]
-            else:
-                dgemm(b'N', b'T', &k, &s, &part, &one, <double *> bt + first_row * k, &k,
-                      <double *> Z + first_row * ld, &ld, &one, p, &k)
-            first_row += part
+        else:
+            first_row = 0
+            while first_row < rows:
+                part = min(rows - first_row, rows_per_product(s))
+                if self.single:
+                    sgemm(b'N', b'T', &k, &s, &part, &onef, <float *> b32 + first_row * k, &k,
+                          <float *> Z + first_row * ld, &ld, &zerof, p32, &k)
+                    for a in range(s * k):
+                        p[a] += p32[a]
+                else:
+                    dgemm(b'N', b'T', &k, &s, &part, &one, <double *> bt + first_row * k, &k,
+                          <double *> Z + first_row * ld, &ld, &one, p, &k)
+                first_row += part
         sc.clock[<int> T_PRODUCTS] += omp_get_wtime() - start
