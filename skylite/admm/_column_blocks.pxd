@@ -111,6 +111,7 @@ cdef void release(Buffers *b)
 cdef void add_zt_b(const void *Z, bint f32, bint narrow, const double *B, double *p,
                    Py_ssize_t first, Py_ssize_t stop, int s, int k, Scratch *sc) noexcept nogil
 cdef void add_gram_f32(const float *Z, int rows, int s, double *L, float *g) noexcept nogil
+cdef int factor_plus_identity(double *L, int n) noexcept nogil
 
 # Per-element steps of both sweeps' solves, inline in each (one O(s_j m) loop each).
 cdef inline void right_hand_side(double *r, const double *Wbar, const double *mu_p,

@@ -24,15 +24,14 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 from openmp cimport omp_get_wtime
 from scipy.linalg.cython_blas cimport dgemm, dsyrk, dtrsm, sgemm
-from scipy.linalg.cython_lapack cimport dpotrf
 
 from skylite.sketch._transform cimport BlockTransform, TILE_ROWS
 from skylite._native.narrow cimport sky_narrow_times_f32, sky_narrow_times_f64
 from skylite.admm._column_blocks cimport (
     ColumnBlocks, Scratch, Lengths, Buffers, thread_lengths, carve, release, add_zt_b,
-    add_gram_f32, padded, transposed_into, right_hand_side, update_u, PART_Z, PART_Z64, PART_PARAMS,
-    PART_WORK, PART_P, PART_SOLVE, PART_V, PART_TILE32, PART_OUT32, PART_GRAM32, T_TRANSFORM,
-    T_FACTOR, T_PRODUCTS, T_SOLVE, T_REDUCE, FACTOR_ROWS)
+    add_gram_f32, factor_plus_identity, padded, transposed_into, right_hand_side, update_u,
+    PART_Z, PART_Z64, PART_PARAMS, PART_WORK, PART_P, PART_SOLVE, PART_V, PART_TILE32,
+    PART_OUT32, PART_GRAM32, T_TRANSFORM, T_FACTOR, T_PRODUCTS, T_SOLVE, T_REDUCE, FACTOR_ROWS)
 
 cnp.import_array()
 
@@ -161,9 +160,7 @@ cdef class ColumnSweep(ColumnBlocks):
             else:
                 dsyrk(b'L', b'N', &s, &n, &one, <double *> Z, &s, &zero, L, &s)
                 kk = s
-            for a in range(kk):
-                L[a * kk + a] += 1.0
-            dpotrf(b'L', &kk, L, &kk, &info)
+            info = factor_plus_identity(L, kk)
             self.factored[j] = 1
             clock[<int> T_FACTOR] += omp_get_wtime() - start
             if info != 0:

@@ -15,7 +15,6 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memset
 from openmp cimport omp_get_num_threads, omp_get_wtime
 from scipy.linalg.cython_blas cimport dgemm, dsyrk, sgemm
-from scipy.linalg.cython_lapack cimport dpotrf
 
 from skylite._native.omp cimport sky_omp_barrier
 from skylite._native.narrow cimport (
@@ -24,9 +23,9 @@ from skylite._native.narrow cimport (
 from skylite.sketch._transform cimport BlockTransform, TILE_ROWS
 from skylite.admm._column_blocks cimport (
     ColumnBlocks, Scratch, Lengths, Buffers, thread_lengths, carve, release, add_zt_b,
-    add_gram_f32, padded, aligned, transposed_into, add_transposed, ALIGN, PART_Z,
-    PART_PARAMS, PART_WORK, PART_SOLVE, PART_TILE32, PART_GRAM32, T_TRANSFORM, T_FACTOR,
-    T_PRODUCTS, T_SOLVE, T_REDUCE, N_PHASES, FACTOR_ROWS)
+    add_gram_f32, factor_plus_identity, padded, aligned, transposed_into, add_transposed,
+    ALIGN, PART_Z, PART_PARAMS, PART_WORK, PART_SOLVE, PART_TILE32, PART_GRAM32, T_TRANSFORM,
+    T_FACTOR, T_PRODUCTS, T_SOLVE, T_REDUCE, N_PHASES, FACTOR_ROWS)
 
 cnp.import_array()
 
@@ -220,9 +219,7 @@ cdef class RowSweep(ColumnBlocks):
             self.z_filled[j] = 1
         if factor:
             start = omp_get_wtime()
-            for a in range(s):
-                L[a * s + a] += 1.0
-            dpotrf(b'L', &s, L, &s, &info)
+            info = factor_plus_identity(L, s)
             self.factored[j] = 1
             sc.clock[<int> T_FACTOR] += omp_get_wtime() - start
         return info != 0
