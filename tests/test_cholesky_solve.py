@@ -1,7 +1,7 @@
 """The blocked Cholesky solve of the RKHS norm's prox (skylite/prox/_cholesky_solve.pyx):
 (L L^T)^-1 V against LAPACK's potrs, over sizes that span one, several and ragged blocks and
-column counts beyond one group of the narrow kernels, in float32 and float64; its input
-checks; and that it reads nothing above L's diagonal (potrf's `clean=0` leaves A there)."""
+column counts beyond one group of the narrow kernels, in float32 and float64, with the
+kernels and without them; its input checks; and that it reads nothing above L's diagonal (potrf's `clean=0` leaves A there)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -24,11 +24,14 @@ def factor_of(s, dtype, seed):
 
 @settings(max_examples=25, deadline=None)
 @given(s=st.sampled_from([1, 2, 37, 128, 129, 300, 513]), m=st.sampled_from([1, 3, 10, 13]),
-       dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2**16))
-def test_the_blocked_solve_matches_potrs(s, m, dtype, seed):
+       dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2**16),
+       narrow=st.booleans())
+def test_the_blocked_solve_matches_potrs(s, m, dtype, seed, narrow):
+    """With the narrow kernels (where the CPU runs them) and with the trsm path of CPUs
+    without AVX-512."""
     A, L = factor_of(s, dtype, seed)
     V = np.random.default_rng(seed + 1).standard_normal((s, m)).astype(dtype)
-    X = cholesky_solve(L, V)
+    X = cholesky_solve(L, V, narrow=narrow)
     potrs, = get_lapack_funcs(("potrs",), (L,))
     reference, info = potrs(L, V, lower=1)
     assert info == 0 and X.dtype == dtype and X.shape == (s, m)

@@ -40,7 +40,7 @@ cdef enum:
     BLOCK = 128
 
 
-def cholesky_solve(factor, V):
+def cholesky_solve(factor, V, bint narrow=True):
     """X = (L L^T)^-1 V.
 
     Parameters
@@ -50,6 +50,9 @@ def cholesky_solve(factor, V):
     V : ndarray of shape (s, m) or (s,)
         The right-hand sides (converted to the factor's dtype; non-finite values spread
         through the result, as with potrs).
+    narrow : bool, default=True
+        Use the narrow kernels where the CPU runs them (False: the two trsm calls on the
+        whole factor, the path of CPUs without AVX-512).
 
     Returns
     -------
@@ -65,13 +68,13 @@ def cholesky_solve(factor, V):
         raise ValueError(f"V has {X.shape[0]} rows, the factor {factor.shape[0]}")
     if X.size:
         if factor.dtype == np.float32:
-            _solve[float](factor.T, X)
+            _solve[float](factor.T, X, narrow)
         else:
-            _solve[double](factor.T, X)
+            _solve[double](factor.T, X, narrow)
     return X.reshape(shape)
 
 
-cdef void _solve(real[:, ::1] U, real[:, ::1] X) except *:
+cdef void _solve(real[:, ::1] U, real[:, ::1] X, bint narrow) except *:
     cdef Py_ssize_t s = U.shape[0], m = X.shape[1], ldw = s + 16
     cdef int sm = <int> s, mm = <int> m
     # a product's result (BLOCK x m); the finished rows of X transposed (m x ldw)
@@ -80,7 +83,7 @@ cdef void _solve(real[:, ::1] U, real[:, ::1] X) except *:
         raise MemoryError("could not allocate the triangular solves' buffers")
     try:
         with nogil:
-            if not sky_narrow_available():
+            if not (narrow and sky_narrow_available()):
                 _trsm(b'T', sm, mm, &U[0, 0], sm, &X[0, 0], mm)
                 _trsm(b'N', sm, mm, &U[0, 0], sm, &X[0, 0], mm)
             else:
