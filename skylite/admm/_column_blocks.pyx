@@ -324,8 +324,8 @@ cdef class ColumnBlocks:
         dtrsm(b'R', b'L', b'T', b'N', &m, &s, &one, L, &s, r, &m)
         dtrsm(b'R', b'L', b'N', b'N', &m, &s, &one, L, &s, r, &m)
         memcpy(Wp + off * m, r, s * m * sizeof(double))
-        # u = Z^T Z W'_j = r - W'_j, since (Z^T Z + I) W'_j = r: no product at all (it
-        # cancels as much as (L L^T - I) W'_j would, and took half the solve's time)
+        # u = Z^T Z W'_j = r - W'_j, since (Z^T Z + I) W'_j = r: no product at all
+        # ((L L^T - I) W'_j cancels as much, at the cost of two more triangular products)
         for a in range(s * m):
             u[a] -= r[a]
         update_u(U, u, p, off, s, m, k, relax)

@@ -104,7 +104,8 @@ cdef inline void _trsm(char *trans, int n, int m, real *L, int ld, real *X,
 
 
 cdef void _forward(real[:, ::1] U, real[:, ::1] X, real *pt) noexcept nogil:
-    """X <- X L^-T (rows of X as in the module docstring), block by block from the top."""
+    """X <- L^-1 X (the forward solve L Y = V of the module docstring), block by block from
+    the top; pt holds one block's product (m x BLOCK)."""
     cdef Py_ssize_t s = U.shape[0], m = X.shape[1], a = 0, b, i, c
     while a < s:
         b = min(s, a + BLOCK)
@@ -122,8 +123,9 @@ cdef void _forward(real[:, ::1] U, real[:, ::1] X, real *pt) noexcept nogil:
 
 cdef void _backward(real[:, ::1] U, real[:, ::1] X, real *out, real *xt,
                     Py_ssize_t ldw) noexcept nogil:
-    """X <- X L^-1, block by block from the bottom; xt keeps the finished rows of X
-    transposed (m x ldw), as the narrow Z W kernel takes them."""
+    """X <- L^-T X (the backward solve L^T X = Y), block by block from the bottom; out holds
+    one block's product (BLOCK x m), xt the finished rows of X transposed (m x ldw), as the
+    narrow Z W kernel takes them."""
     cdef Py_ssize_t s = U.shape[0], m = X.shape[1], a, b, i, c
     a = ((s - 1) // BLOCK) * BLOCK
     while a >= 0:

@@ -9,9 +9,10 @@ regularizer is
 For a new step size t (t = 1/rho changes only when rho adapts, and with alpha along a
 regularization path) the prox factors I + t G by Cholesky (LAPACK potrf, single-threaded: the
 same bits whatever the thread count), and each prox is two triangular solves with the factor
-(`_cholesky_solve`, by blocks with the narrow product kernels: 4.5 ms at s = 4096, m = 10 in
-float32, where LAPACK's potrs took 10 ms).  An eigendecomposition
-G = Q diag(lambda) Q^T serves every t, at two such products per prox, but costs as much as
+(`_cholesky_solve`, by blocks with the narrow product kernels: 5.0 ms at s = 4096, m = 10 in
+float32, where LAPACK's potrs took 10.1 ms; benchmarks/bench_cholesky_solve.py).  An
+eigendecomposition G = Q diag(lambda) Q^T serves every t, at two s x s by s x m products per
+prox, but costs as much as
 EIGEN_AFTER factorizations (measured at s = 4096, float64, one thread: 11.9 s against
 0.65 s): after EIGEN_AFTER factorizations the regularizer switches to it, so that a run with
 many steps (frequent rho changes) pays at most about twice what the cheaper of the two would
