@@ -104,8 +104,9 @@ def test_a_fit_with_the_kernels_is_the_fit_with_blas(pendigits, sweep, precision
                                                      features, blocks, budget):
     """The same hinge-loss problem (ten classes of 1,000 pendigits rows; 5 cached blocks of
     64 features, or 2 regenerated blocks of 512, wider than a tile has rows; relaxation on,
-    so that the column sweep's Z^T B has 2m columns) solved with the kernels and with BLAS:
-    the same iterations, coefficients equal up to rounding."""
+    so that the column sweep's Z^T B has 2m columns) solved with the kernels (the products,
+    and the blocked solves with the factors: 512 features are four blocks of 128) and with
+    BLAS: the same iterations, coefficients equal up to rounding."""
     X = pendigits[0][:1000].astype(np.float64) / 100.0
     Y, _ = code_labels(pendigits[1][:1000], "hinge")
     fmap = GaussianRFF(features, sigma=0.6, n_blocks=blocks, random_state=0).fit(X)

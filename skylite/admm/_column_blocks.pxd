@@ -30,6 +30,7 @@ ctypedef struct Scratch:
     double *p           # s_max x k: P = Z^T B
     double *r           # s_max x m: right-hand side, then W'_j
     double *u           # s_max x m: Z^T Z W'_j
+    double *solve_work  # the blocked Cholesky solve's work space (cholesky_solve_work)
     double *v           # n x m: Woodbury temporary
     float *b32          # TILE_ROWS x k: a tile of B in float32
     float *p32          # s_max x k: one tile's Z^T B in float32
@@ -47,7 +48,7 @@ cdef enum Part:
     PART_PARAMS = 4     # params
     PART_WORK = 8       # work
     PART_P = 16         # p
-    PART_SOLVE = 32     # r, u
+    PART_SOLVE = 32     # r, u, solve_work
     PART_V = 64         # v
     PART_TILE32 = 128   # b32, p32 (float32); pt64 (float64)
     PART_OUT32 = 256    # w32, o32 (float32); w64 (float64)
@@ -56,9 +57,10 @@ cdef enum Part:
 ctypedef struct Lengths:
     # Elements of each of one thread's buffers (0: not needed); see `thread_lengths`.
     Py_ssize_t zsize    # bytes per element of a feature block (4 with float32, else 8)
-    Py_ssize_t z, z64, w64, pt64, params, work, p, r, u, v, clock
+    Py_ssize_t z, z64, w64, pt64, params, work, p, r, u, solve_work, v, clock
     Py_ssize_t b32, p32, w32, o32, g32
-    Py_ssize_t doubles  # w64 + pt64 + params + work + p + r + u + v + clock, padded
+    Py_ssize_t doubles  # w64 + pt64 + params + work + p + r + u + solve_work + v + clock,
+                        # padded
     Py_ssize_t floats   # b32 + p32 + w32 + o32 + g32
 
 ctypedef struct Buffers:

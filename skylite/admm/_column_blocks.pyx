@@ -44,6 +44,7 @@ from scipy.linalg.cython_blas cimport dgemm, dtrsm, sgemm, ssyrk
 from scipy.linalg.cython_lapack cimport dpotrf
 
 from skylite.sketch._transform cimport BlockTransform, Rows, rows_of, rows_range, TILE_ROWS
+from skylite.prox._cholesky_solve cimport cholesky_solve_rows, cholesky_solve_work
 from skylite._native.bf16 cimport sky_bf16_round, sky_bf16_store, sky_bf16_load
 from skylite._native.narrow cimport (
     sky_narrow_available, sky_narrow_t_times_f32, sky_narrow_t_times_f64)
@@ -80,6 +81,7 @@ cdef Lengths thread_lengths(BlockTransform T, Py_ssize_t n, Py_ssize_t m, Py_ssi
     L.p = smax * k if parts & PART_P else 0
     L.r = smax * m if parts & PART_SOLVE else 0
     L.u = L.r
+    L.solve_work = cholesky_solve_work(smax, m) if parts & PART_SOLVE else 0
     L.v = n * m if parts & PART_V else 0
     L.clock = N_PHASES
     L.b32 = padded(TILE_ROWS * k) if (single and parts & PART_TILE32) else 0
@@ -91,7 +93,8 @@ cdef Lengths thread_lengths(BlockTransform T, Py_ssize_t n, Py_ssize_t m, Py_ssi
     # make their products with BLAS)
     L.w64 = padded(smax) * m if (not single and any_projected and parts & PART_OUT32) else 0
     L.pt64 = padded(smax * k) if (not single and any_projected and parts & PART_TILE32) else 0
-    L.doubles = padded(L.w64 + L.pt64 + L.params + L.work + L.p + L.r + L.u + L.v + L.clock)
+    L.doubles = padded(L.w64 + L.pt64 + L.params + L.work + L.p + L.r + L.u + L.solve_work
+                       + L.v + L.clock)
     L.floats = L.b32 + L.p32 + L.w32 + L.o32 + L.g32
     return L
 
@@ -124,7 +127,8 @@ cdef bint carve(Buffers *b, Lengths L, int n_threads):
         b.scratch[t].p = b.scratch[t].work + L.work
         b.scratch[t].r = b.scratch[t].p + L.p
         b.scratch[t].u = b.scratch[t].r + L.r
-        b.scratch[t].clock = b.scratch[t].u + L.u
+        b.scratch[t].solve_work = b.scratch[t].u + L.u
+        b.scratch[t].clock = b.scratch[t].solve_work + L.solve_work
         b.scratch[t].v = b.scratch[t].clock + L.clock
         b.scratch[t].b32 = f
         b.scratch[t].p32 = f + L.b32
@@ -313,16 +317,14 @@ cdef class ColumnBlocks:
         with no pass over Z.  p: (Z^T B)_j, s_j x k."""
         cdef Py_ssize_t off = self.offsets[j], a
         cdef int s = <int> (self.offsets[j + 1] - off)
-        cdef double one = 1.0
         cdef double *L = <double *> self.factor[j]
         cdef double *r = sc.r
         cdef double *u = sc.u
         cdef double start = omp_get_wtime()
         right_hand_side(r, Wbar, mu_p, U, p, off, s, m, k)
         memcpy(u, r, s * m * sizeof(double))
-        # W'^T = r^T L^-T L^-1
-        dtrsm(b'R', b'L', b'T', b'N', &m, &s, &one, L, &s, r, &m)
-        dtrsm(b'R', b'L', b'N', b'N', &m, &s, &one, L, &s, r, &m)
+        # W'_j = (L L^T)^-1 r; L in Fortran order is L^T in C order
+        cholesky_solve_rows(L, s, r, m, sc.solve_work, self.narrow)
         memcpy(Wp + off * m, r, s * m * sizeof(double))
         # u = Z^T Z W'_j = r - W'_j, since (Z^T Z + I) W'_j = r: no product at all
         # ((L L^T - I) W'_j cancels as much, at the cost of two more triangular products)
@@ -375,8 +377,9 @@ cdef bint _narrow_wanted = True
 
 def use_narrow_kernels(bint on):
     """Whether column blocks made from now on compute their products Z W' and Z^T B with
-    the AVX-512 kernels of skylite_narrow.c (the default where the CPU has them) or with BLAS
-    (sgemm, dgemm).  The two agree to rounding, not bitwise; a fit uses one of them
+    the AVX-512 kernels of skylite_narrow.c (the default where the CPU has them), and their
+    solves with the factors by blocks with the same kernels (skylite.prox._cholesky_solve),
+    or with BLAS (sgemm, dgemm, dtrsm).  The two agree to rounding, not bitwise; a fit uses one of them
     throughout.  Returns True if the kernels will be used.  For tests and benchmarks."""
     global _narrow_wanted
     _narrow_wanted = on

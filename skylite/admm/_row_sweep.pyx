@@ -392,19 +392,34 @@ cdef class RowSweep(ColumnBlocks):
                            const double *slots, double *bt, float *b32) noexcept nogil:
         """S_t = sum_j slot_j (blocks in order; written only if S is not NULL) and
         B_t = E_t + [coefs[0] S_t | ...], in float64 and float32: ROW_TILE x m x C
-        additions, which every thread does for itself rather than wait for one."""
+        additions, which every thread does for itself rather than wait for one.  The sum
+        runs block by block over contiguous slots, into B_t's first m columns; each value is
+        still 0 + slot_0 + slot_1 + ... in block order.  (Summing each value over the blocks
+        in turn strides across the slots: 7-10 ms of a 140 ms iteration at 60,000 rows and
+        16 blocks, against 3 ms.)"""
         cdef Py_ssize_t a, c, q, h = k // m, C = self.n_blocks
+        cdef const double *slot
+        cdef double *row
         cdef double total
         for a in range(rows):
+            row = bt + a * k
             for c in range(m):
-                total = 0.0
-                for q in range(C):
-                    total = total + slots[(q * ROW_TILE + a) * m + c]
+                row[c] = 0.0
+        for q in range(C):
+            slot = slots + q * ROW_TILE * m
+            for a in range(rows):
+                row = bt + a * k
+                for c in range(m):
+                    row[c] += slot[a * m + c]
+        for a in range(rows):
+            row = bt + a * k
+            for c in range(m):
+                total = row[c]
                 if S != NULL:
                     S[(first + a) * m + c] = total
                 for q in range(h):
-                    bt[a * k + q * m + c] = E[(first + a) * k + q * m + c] + coefs[q] * total
-                    b32[a * k + q * m + c] = <float> bt[a * k + q * m + c]
+                    row[q * m + c] = E[(first + a) * k + q * m + c] + coefs[q] * total
+                    b32[a * k + q * m + c] = <float> row[q * m + c]
 
     cdef void *_tile_z(self, Py_ssize_t j, Py_ssize_t first, RowPass *rp,
                        int *ld) noexcept nogil:
