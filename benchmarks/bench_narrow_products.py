@@ -11,7 +11,8 @@ caches, as a cached iteration does.  Printed: microseconds per tile and GFlop/s 
 flops for Z W', 2 rows s k for Z^T B), for float32 Z (against sgemm), Z in bfloat16 (uint16
 top halves, decoded in registers; without the kernels a bfloat16 cache is first decoded to a
 float32 tile for sgemm) and float64 Z (against dgemm).  The times include a Python call per
-tile on both sides (a few microseconds).
+tile on both sides (about a microsecond): numpy's matmul with `out=`, and the kernels through
+`_narrow.times_into` / `t_times_into` with W'^T and the outputs made once.
 """
 import argparse
 import time
@@ -61,11 +62,16 @@ def main():
         return (lambda tile, w: np.matmul(tile, w, out=out),
                 lambda tile, b: np.matmul(tile.T, b, out=grad))
 
+    def kernels(dtype):
+        out, pt = np.empty((r, args.m), dtype), np.empty((args.k, s), dtype)
+        return (lambda tile, wt: _narrow.times_into(tile, wt, out),
+                lambda tile, b: _narrow.t_times_into(tile, b, pt))
+
     contenders = [("sgemm", "float32", Z, *blas(np.float32)),
-                  ("kernel", "float32", Z, _narrow.times, _narrow.t_times),
-                  ("kernel", "bfloat16", Z16, _narrow.times, _narrow.t_times),
+                  ("kernel", "float32", Z, *kernels(np.float32)),
+                  ("kernel", "bfloat16", Z16, *kernels(np.float32)),
                   ("dgemm", "float64", Z64, *blas(np.float64)),
-                  ("kernel", "float64", Z64, _narrow.times, _narrow.t_times)]
+                  ("kernel", "float64", Z64, *kernels(np.float64))]
     flops = {"Z W'": 2 * r * s * args.m, "Z^T B": 2 * r * s * args.k}
     print(f"tiles of {r} x {s}, W' {s} x {args.m}, B {r} x {args.k}, one thread")
     print("\n| product | code | Z | in cache (us) | GFlop/s | from memory (us) | GFlop/s |")
@@ -74,10 +80,12 @@ def main():
         for name, operand, index in (("Z W'", W, 0), ("Z^T B", B, 1)):
             for code, kind, data, *products in contenders:
                 product = products[index]
-                operand = operand.astype(np.float64 if kind == "float64" else np.float32)
+                given = operand.astype(np.float64 if kind == "float64" else np.float32)
+                if code == "kernel" and index == 0:     # the kernels take W'^T
+                    given = np.ascontiguousarray(given.T)
                 stream = [data[t * r:(t + 1) * r] for t in range(args.tiles)]
-                hot = per_tile(product, [stream[0]] * args.tiles, operand, args.repeat)
-                cold = per_tile(product, stream, operand, args.repeat)
+                hot = per_tile(product, [stream[0]] * args.tiles, given, args.repeat)
+                cold = per_tile(product, stream, given, args.repeat)
                 print(f"| {name} | {code} | {kind} | {hot * 1e6:.1f} | "
                       f"{flops[name] / hot / 1e9:.0f} | {cold * 1e6:.1f} | "
                       f"{flops[name] / cold / 1e9:.0f} |")

@@ -88,6 +88,16 @@ def test_bad_operands_are_named():
         _narrow.times(Z, np.ones((4, 2)))
     with pytest.raises(ValueError, match="B must be a 2-d array with 4 rows"):
         _narrow.t_times(Z, np.ones((3, 2)))
+    # the benchmarks' unchecked-copy entry points still check shapes and dtypes
+    with pytest.raises(ValueError, match=r"wt \(m x s\)"):
+        _narrow.times_into(Z, np.ones((2, 4), np.float32), np.empty((4, 2), np.float32))
+    with pytest.raises(ValueError, match=r"pt \(k x s\)"):
+        _narrow.t_times_into(Z, np.ones((4, 2), np.float32), np.empty((3, 2), np.float32))
+    with pytest.raises(ValueError):
+        _narrow.times_into(Z, np.ones((2, 3)), np.empty((4, 2)))       # float64 W for float32 Z
+    out = np.empty((4, 2), np.float32)
+    _narrow.times_into(Z, np.ones((2, 3), np.float32), out)
+    np.testing.assert_array_equal(out, 3.0)
 
 
 def test_feature_caches_start_on_cache_lines():

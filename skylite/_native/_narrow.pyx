@@ -49,7 +49,7 @@ def times(Z, W):
     _require()
     out = np.zeros((Z.shape[0], W.shape[1]), W.dtype)
     if Z.shape[0] and Z.shape[1]:
-        _times(Z, np.ascontiguousarray(W.T), out)
+        times_into(Z, np.ascontiguousarray(W.T), out)
     return out
 
 
@@ -61,11 +61,19 @@ def t_times(Z, B):
     _require()
     pt = np.zeros((B.shape[1], Z.shape[1]), B.dtype)
     if Z.shape[0] and Z.shape[1]:
-        _t_times(Z, B, pt)
+        t_times_into(Z, B, pt)
     return pt.T
 
 
-cdef _times(Z, wt, out):
+def times_into(Z, wt, out):
+    """out <- Z W for W given transposed (wt: m x s), without `times`'s conversions and
+    copies (for benchmarks, whose time per tile should be the kernel's): Z, wt and out
+    C-contiguous and non-empty, wt and out in Z's arithmetic (`times`)."""
+    if (Z.ndim != 2 or wt.ndim != 2 or out.ndim != 2 or not Z.size or not wt.size
+            or wt.shape[1] != Z.shape[1] or out.shape[0] != Z.shape[0]
+            or out.shape[1] != wt.shape[0]):
+        raise ValueError("times_into needs Z (rows x s), wt (m x s) and out (rows x m)")
+    _require()
     cdef Py_ssize_t rows = Z.shape[0], s = Z.shape[1], m = wt.shape[0]
     cdef float[:, ::1] z32, w32, o32
     cdef double[:, ::1] z64, w64, o64
@@ -84,7 +92,14 @@ cdef _times(Z, wt, out):
             sky_narrow_times_bf16(rows, s, &z16[0, 0], s, &w32[0, 0], s, m, &o32[0, 0])
 
 
-cdef _t_times(Z, B, pt):
+def t_times_into(Z, B, pt):
+    """pt <- (Z^T B)^T (k x s), without `t_times`'s conversions and copies (for benchmarks):
+    Z, B and pt C-contiguous and non-empty, B and pt in Z's arithmetic (`t_times`)."""
+    if (Z.ndim != 2 or B.ndim != 2 or pt.ndim != 2 or not Z.size or not B.size
+            or B.shape[0] != Z.shape[0] or pt.shape[0] != B.shape[1]
+            or pt.shape[1] != Z.shape[1]):
+        raise ValueError("t_times_into needs Z (rows x s), B (rows x k) and pt (k x s)")
+    _require()
     cdef Py_ssize_t rows = Z.shape[0], s = Z.shape[1], k = B.shape[1]
     cdef float[:, ::1] z32, b32, p32
     cdef double[:, ::1] z64, b64, p64
