@@ -1,7 +1,8 @@
 """The blocked Cholesky solve of the RKHS norm's prox (skylite/prox/_cholesky_solve.pyx):
 (L L^T)^-1 V against LAPACK's potrs, over sizes that span one, several and ragged blocks and
 column counts beyond one group of the narrow kernels, in float32 and float64, with the
-kernels and without them; its input checks; and that it reads nothing above L's diagonal (potrf's `clean=0` leaves A there)."""
+kernels and without them; its input checks; and that it reads nothing above L's diagonal
+(potrf's `clean=0` leaves A there)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st

@@ -380,7 +380,8 @@ def use_narrow_kernels(bint on):
     the AVX-512 kernels of skylite_narrow.c (the default where the CPU has them), and their
     solves with the factors by blocks with the same kernels (skylite.prox._cholesky_solve),
     or with BLAS (sgemm, dgemm, dtrsm).  The two agree to rounding, not bitwise; a fit uses
-    one of them throughout.  Returns True if the kernels will be used.  For tests and benchmarks."""
+    one of them throughout.  Returns True if the kernels will be used.  For tests and
+    benchmarks."""
     global _narrow_wanted
     _narrow_wanted = on
     return bool(on and sky_narrow_available())
