@@ -9,8 +9,8 @@ from sklearn.kernel_approximation import RBFSampler
 
 from skylite._native._random import stream
 from skylite.kernels import ExpSemigroup, Gaussian, Laplacian, Linear, Matern
-from skylite.sketch import (JLT, SRHT, ComposedMap, CountSketch, GaussianRFF, Identity,
-                            LaplacianRFF, MaternFastfood, MaternRFF, RandomLaplace,
+from skylite.sketch import (JLT, SRHT, ComposedMap, CountSketch, Fastfood, GaussianRFF,
+                            Identity, LaplacianRFF, MaternFastfood, MaternRFF, RandomLaplace,
                             map_from_dict)
 from skylite.sketch._transform import BlockTransform
 
@@ -360,3 +360,34 @@ def test_feature_map_without_native_apply_fails_at_fit():
                                   ComposedMap(CountSketch(3), GaussianRFF(5, n_blocks=2))])
 def test_native_maps_implement_apply(fmap):
     fmap.fit(np.ones((1, 4))).transform_op_.check_apply()
+
+
+ROW_BY_ROW = {"fastfood": lambda: Fastfood(70, sigma=1.0, n_blocks=2),
+              "matern_fastfood": lambda: MaternFastfood(70, nu=1.5, n_blocks=2),
+              "srht": lambda: SRHT(20, n_blocks=2),
+              "identity": lambda: Identity(n_blocks=3),
+              "srht_then_fastfood": lambda: ComposedMap(SRHT(12), Fastfood(40, n_blocks=2))}
+
+
+@pytest.mark.parametrize("name", sorted(ROW_BY_ROW))
+@given(cuts=st.lists(st.integers(1, 36), max_size=6), single=st.booleans(),
+       sparse=st.booleans())
+@settings(max_examples=10, deadline=None)
+def test_maps_computed_row_by_row_give_a_row_the_same_bits_in_any_call(name, cuts, single,
+                                                                        sparse, digits_small):
+    """The maps that say so (`row_by_row`, which lets the row sweep choose its own tiles)
+    give every row the same features whatever rows are transformed with it."""
+    X = digits_small[:37].astype(np.float32 if single else np.float64)
+    fmap = ROW_BY_ROW[name]().fit(X)
+    assert fmap.transform_op_.row_by_row
+    rows = sp.csr_matrix(X) if sparse else X
+    whole = fmap.transform(rows)
+    edges = [0, *sorted(set(cuts)), 37]
+    parts = [fmap.transform(rows[a:b]) for a, b in zip(edges, edges[1:]) if b > a]
+    np.testing.assert_array_equal(np.vstack(parts), whole)
+
+
+@pytest.mark.parametrize("fmap", [GaussianRFF(9), MaternRFF(9), RandomLaplace(9), JLT(9)])
+def test_maps_by_matrix_products_do_not_claim_to_work_row_by_row(fmap, digits_small):
+    """A GEMM may round a row differently with the rows in the call."""
+    assert not fmap.fit(digits_small[:20]).transform_op_.row_by_row

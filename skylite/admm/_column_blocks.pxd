@@ -17,9 +17,12 @@ cdef enum Phase:
     T_REDUCE
     N_PHASES
 
-# Rows per float32 ssyrk product whose result is added to the float64 factor.
+# FACTOR_ROWS: rows per float32 ssyrk product whose result is added to the float64 factor.
+# SUM_ROWS: rows per Z^T B partial sum (float32 for float32 blocks) added into float64, from
+# row 0 or a multiple of SUM_ROWS, in every pass; a divisor of TILE_ROWS and FACTOR_ROWS.
 cdef enum:
     FACTOR_ROWS = 2048
+    SUM_ROWS = 256
 
 ctypedef struct Scratch:
     # One thread's buffers (sizes for the widest block, s_max; `thread_lengths`).

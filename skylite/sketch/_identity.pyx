@@ -18,6 +18,7 @@ cdef class IdentityTransform(BlockTransform):
 
     def __init__(self, Py_ssize_t d, Py_ssize_t[::1] offsets):
         self._set_blocks(d, offsets, 0)
+        self.row_by_row = True
 
     cdef void apply_f64(self, Py_ssize_t j, const double *params, const Rows *rows,
                         double *out, Py_ssize_t ldo, double *work) noexcept nogil:

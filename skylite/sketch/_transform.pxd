@@ -43,9 +43,14 @@ ctypedef struct Rows:
 
 cdef Rows rows_range(const Rows *rows, Py_ssize_t start, Py_ssize_t stop) noexcept nogil
 
-# Rows per call of apply_* in skylite's drivers: `work` buffers hold work_size(j, TILE_ROWS).
+# Rows per call of apply_* in skylite's drivers (`work` buffers hold work_size(j, TILE_ROWS)),
+# from row 0 or a multiple of TILE_ROWS, so that every driver makes the same calls: a GEMM
+# may round a row differently with the number of rows in the call.  512 rather than 256:
+# the GEMM of a Gaussian map (rows x 784 by 784 x 512 on MNIST) packs its operands once per
+# call, and an iteration that regenerates every block took 1.09-1.11x the bare GEMM of its
+# shape instead of 1.13-1.16x (docs/engine.md).
 cdef enum:
-    TILE_ROWS = 256
+    TILE_ROWS = 512
 
 cdef class BlockTransform:
     """A feature map z: R^d -> R^s split into column blocks; see the module comment."""
@@ -53,6 +58,9 @@ cdef class BlockTransform:
     cdef readonly Py_ssize_t n_features
     cdef readonly Py_ssize_t n_blocks
     cdef readonly uint64_t seed
+    # True when a row's features are computed from that row alone, the same bits whatever
+    # rows share the call: callers may then split the rows into calls as they like
+    cdef readonly bint row_by_row
     cdef Py_ssize_t[::1] offsets
     cdef bint base_apply_ran     # set by the base class's apply_* (a subclass forgot one)
 
