@@ -6,7 +6,8 @@
 A kernel SVM on the first --rows MNIST training rows (Gaussian sigma = 6, s = 4096, float32,
 40 iterations, tol 1e-12 so that every run does the same work), in a fresh process per run,
 quiet and beside one competing busy process (`python -c "while True: pass"`, started and
-stopped by this script), with 1 and 2 threads.  Three OpenMP wait settings:
+stopped by this script), with 1 and 2 threads; the --repeats runs of each cell are made in
+rounds, each round running every cell once.  Three OpenMP wait settings:
 
 - skylite's default: OMP_WAIT_POLICY=passive (set by `import skylite` unless the user set
   OMP_WAIT_POLICY or GOMP_SPINCOUNT): a thread waiting at the end of a parallel region
@@ -123,15 +124,23 @@ def main():
 
 
 def threads_table(args):
+    """Every cell --repeats times, in rounds (each round runs every setting, machine state
+    and thread count once), so that a slow spell of a shared machine falls on all of them;
+    the table gives each cell's median."""
+    cells = [(name, busy, t) for name in SETTINGS for busy in (False, True) for t in (1, 2)]
+    times = {cell: [] for cell in cells}
+    for _ in range(args.repeats):
+        for name, busy, t in cells:
+            times[name, busy, t].append(measure(args.rows, t, SETTINGS[name], busy, 1))
     print("| OpenMP wait | machine | 1 thread s | 2 threads s | 2 / 1 |")
     print("|---|---|---|---|---|")
     results = {}
-    for name, env in SETTINGS.items():
+    for name in SETTINGS:
         for busy in (False, True):
-            one, two = (measure(args.rows, t, env, busy, args.repeats) for t in (1, 2))
+            one, two = (float(np.median(times[name, busy, t])) for t in (1, 2))
             results[name, busy] = (one, two)
-            print(f"| {name} | {'one busy process' if busy else 'quiet'} | {one:.1f} | "
-                  f"{two:.1f} | {two / one:.2f} |", flush=True)
+            print(f"| {name} | {'one busy process' if busy else 'quiet'} | {one:.2f} | "
+                  f"{two:.2f} | {two / one:.2f} |", flush=True)
     print()
     for name in SETTINGS:
         (q1, q2), (b1, b2) = results[name, False], results[name, True]
