@@ -1,12 +1,15 @@
 """BlockADMM cost per iteration, thread scaling, phase breakdown, memory budget and peak RSS.
 
-    python benchmarks/bench_admm.py [--rows 20000] [--iters 4]
+    python benchmarks/bench_admm.py [--rows 20000] [--iters 4] [--rounds 3]
     python benchmarks/bench_admm.py --memory-vs-n 2500 5000 10000 20000 [--plot FILE]
 
 On MNIST rows (skylite.datasets.load_mnist, float64), hinge loss (kernel SVM), Gaussian RFF:
 1. seconds per iteration (iterations after the first, which also factors) at s = 8192,
    C = 16 with memory_budget=0 (every Z block regenerated) beside a bare numpy GEMM of the
-   transform's shape (rows x 784 times 784 x 8192), for 1 and 2 threads;
+   transform's shape (rows x 784 times 784 x 8192), for 1 and 2 threads; and the
+   two-thread uncached iteration over that GEMM in --rounds rounds, each timing the GEMM
+   and then a fit (the target's value is the median of the rounds' ratios: the GEMM's own
+   time moves by 10% with the state of a shared machine);
 2. the time per phase (transform, factor, products with Z, solves, prox, reductions), the
    paper's performance breakdown, with no cache and with every block cached;
 3. peak RSS of training at s = 32768 (explicit Z would be rows x 32768 x 8 bytes), measured
@@ -200,6 +203,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--iters", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of the paired iteration / GEMM ratio")
     parser.add_argument("--child", nargs=4, type=int, help=argparse.SUPPRESS)
     parser.add_argument("--bandwidth", action="store_true",
                         help="only the cached float32 iteration vs the numpy products")
@@ -283,12 +288,31 @@ def main():
           f"(data X itself {rss['data'] / 2**30:.2f} GiB; {rss['per_iter']:.1f} s/iter)")
 
     one, two = times[(1, "no cache")][0], times[(2, "no cache")][0]
-    checks = [("iteration, no cache, <= 1.6x GEMM", two / gemm, 1.6),
+    ratios = paired_gemm_ratios(X, y, s, C, W, args.iters, args.rounds)
+    print(f"\nUncached iteration / bare GEMM, 2 threads, paired in {args.rounds} rounds (a GEMM, "
+          f"then a fit; its median later iteration over that GEMM): "
+          + ", ".join(f"{r:.3f}" for r in ratios) + f"; median {np.median(ratios):.3f}")
+    checks = [("iteration, no cache, <= 1.6x GEMM (paired)", float(np.median(ratios)), 1.6),
               ("2 threads <= 0.65x 1 thread", two / one, 0.65),
               ("peak RSS at s=32768 < 1.5 GB", rss["peak_rss"] / 1e9, 1.5)]
     print("\nTargets")
     for name, value, limit in checks:
         print(f"{name:<42} {value:8.3f}  {'ok' if value <= limit else 'MISSED'}")
+
+
+def paired_gemm_ratios(X, y, s, C, W, iters, rounds):
+    """The uncached two-thread iteration over the bare GEMM of its transform, measured in
+    rounds: each round times the GEMM (numpy's, on both cores, into an output written
+    before, so that no page of it is first touched inside the timing) and then a fit, and
+    gives the fit's median later iteration over that GEMM, so that both halves of a ratio
+    see the same state of a shared machine."""
+    out = np.ones((X.shape[0], W.shape[1]))
+    ratios = []
+    for _ in range(rounds):
+        gemm = _timed(lambda: np.matmul(X, W, out=out))
+        model, _ = run(X, y, s, C, 2, 0, iters)
+        ratios.append(float(np.median([r["seconds"] for r in model.history_[1:]])) / gemm)
+    return ratios
 
 
 def _timed(fn):
