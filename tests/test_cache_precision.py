@@ -7,8 +7,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from skylite import KernelSVC
-from skylite.admm import BlockADMM, EngineSettings
-from skylite.admm import _column_blocks
+from skylite.admm import BlockADMM, EngineSettings, _column_blocks
 from skylite.admm._column_blocks import bfloat16_round
 from skylite.prox import get_loss, get_regularizer
 from skylite.prox.coding import code_labels
