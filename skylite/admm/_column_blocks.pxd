@@ -74,6 +74,30 @@ ctypedef struct Buffers:
     float *f
     Scratch *scratch
 
+# Values per product call with a tile: rows PRODUCT_VALUES // s_j at a time (256 KiB of the
+# tile in float32, 512 KiB in float64).  With 10 columns on one thread, OpenBLAS's sgemm took
+# 70 us (Z W') and 78 us (Z^T B) for a 256 x 512 tile in one call, 47 us and 45 us in calls of
+# 128 rows; at s_j = 1024 and 2048 calls of 64 and 32 rows gained as much, calls of 512 KiB
+# nothing.  dgemm gained as much at the same rows: 118 -> 56 us (Z W') at s_j = 512 and
+# 128 rows, 231 -> 120 us at 1024 and 64 rows, 473 -> 249 us at 2048 and 32 rows
+# (docs/engine.md).
+cdef enum:
+    PRODUCT_VALUES = 65536
+
+cdef inline int product_rows(Py_ssize_t done, Py_ssize_t end, int s,
+                             bint blas) noexcept nogil:
+    """Rows of the next product call with s_j = s features from row `done` of rows that end
+    at `end` (both counted from a multiple of SUM_ROWS): PRODUCT_VALUES // s rows for BLAS,
+    all the rest for one call otherwise, never past a multiple of SUM_ROWS, at which float32
+    partial sums are added in float64.  Every pass cuts its products here, so a tile of
+    TILE_ROWS rows makes the same calls as the two tiles of SUM_ROWS rows it covers, and
+    the column blocks' passes the same as the row sweep's narrow kernels: the same
+    roundings."""
+    cdef Py_ssize_t part = SUM_ROWS - done % SUM_ROWS
+    if blas:
+        part = min(part, max(1, <Py_ssize_t> PRODUCT_VALUES // s))
+    return <int> min(part, end - done)
+
 # Feature rows, W'^T and the float32 buffers start on 64-byte boundaries (a cache line, an
 # AVX-512 vector): a load that straddles two lines made the narrow products up to 1.8x
 # slower.  `padded` rounds a length of floats up to a multiple of 16; `aligned` rounds a

@@ -422,8 +422,8 @@ cdef void add_zt_b(const void *Z, bint f32, bint narrow, const double *B, double
     cdef float onef = 1.0, zerof = 0.0
     a = first
     while a < stop:
-        b = min(stop, (a // SUM_ROWS + 1) * SUM_ROWS)
-        rows = <int> (b - a)
+        rows = product_rows(a, stop, s, False)
+        b = a + rows
         if f32:
             for e in range(rows * k):
                 sc.b32[e] = <float> B[a * k + e]

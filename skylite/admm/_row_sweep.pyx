@@ -24,8 +24,8 @@ from skylite.sketch._transform cimport BlockTransform, TILE_ROWS
 from skylite.admm._column_blocks cimport (
     ColumnBlocks, Scratch, Lengths, Buffers, thread_lengths, carve, release, add_zt_b,
     add_gram_f32, factor_plus_identity, padded, aligned, transposed_into, add_transposed,
-    ALIGN, PART_Z, PART_PARAMS, PART_WORK, PART_SOLVE, PART_TILE32, PART_GRAM32, T_TRANSFORM,
-    T_FACTOR, T_PRODUCTS, T_SOLVE, T_REDUCE, N_PHASES, FACTOR_ROWS, SUM_ROWS)
+    product_rows, ALIGN, PART_Z, PART_PARAMS, PART_WORK, PART_SOLVE, PART_TILE32, PART_GRAM32,
+    T_TRANSFORM, T_FACTOR, T_PRODUCTS, T_SOLVE, T_REDUCE, N_PHASES, FACTOR_ROWS, SUM_ROWS)
 
 cnp.import_array()
 
@@ -40,16 +40,6 @@ cnp.import_array()
 # same either way (`product_rows`).
 cdef enum:
     ROW_TILE = TILE_ROWS
-
-# Values per product call with a tile: rows PRODUCT_VALUES // s_j at a time (256 KiB of the
-# tile in float32, 512 KiB in float64).  With 10 columns on one thread, OpenBLAS's sgemm took
-# 70 us (Z W') and 78 us (Z^T B) for a 256 x 512 tile in one call, 47 us and 45 us in calls of
-# 128 rows; at s_j = 1024 and 2048 calls of 64 and 32 rows gained as much, calls of 512 KiB
-# nothing.  dgemm gained as much at the same rows: 118 -> 56 us (Z W') at s_j = 512 and
-# 128 rows, 231 -> 120 us at 1024 and 64 rows, 473 -> 249 us at 2048 and 32 rows
-# (docs/engine.md).
-cdef enum:
-    PRODUCT_VALUES = 65536
 
 
 cdef inline Py_ssize_t wt_start(Py_ssize_t off, Py_ssize_t j, Py_ssize_t m) noexcept nogil:
@@ -67,19 +57,6 @@ cdef inline Py_ssize_t wt_length(Py_ssize_t s_all, Py_ssize_t n_blocks,
 cdef inline Py_ssize_t regenerating_tile_rows(BlockTransform T) noexcept nogil:
     """Rows per tile of a sweep that regenerates blocks of T (ROW_TILE)."""
     return SUM_ROWS if T.row_by_row else ROW_TILE
-
-
-cdef inline int product_rows(Py_ssize_t done, Py_ssize_t rows, int s,
-                             bint blas) noexcept nogil:
-    """Rows of the next product call from row `done` of a tile of `rows` rows and s_j = s
-    features: PRODUCT_VALUES // s rows for BLAS (all the rest for the narrow kernels), never
-    past a multiple of SUM_ROWS, at which float32 partial sums are added in float64.  Tiles
-    start at multiples of SUM_ROWS, so a tile of TILE_ROWS rows makes the same calls as the
-    two tiles of SUM_ROWS rows it covers: the same roundings."""
-    cdef Py_ssize_t part = SUM_ROWS - done % SUM_ROWS
-    if blas:
-        part = min(part, max(1, <Py_ssize_t> PRODUCT_VALUES // s))
-    return <int> min(part, rows - done)
 
 
 # The threads' buffers of each pass (`thread_lengths`): the factorization's, the solve's,
