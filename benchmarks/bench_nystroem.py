@@ -1,7 +1,7 @@
 """Nystroem features against random Fourier features: Gram error, accuracy and fit time.
 
-    python benchmarks/bench_nystroem.py [--part gram mnist20k design sweep whitening]
-                                        [--no-exact]
+    python benchmarks/bench_nystroem.py [--part gram mnist20k design sweep whitening lloyd]
+                                        [--no-exact] [--seeds 2]
 
 Protocols, fixed before the runs (the 10,000 MNIST test rows are touched once, to report):
 
@@ -31,6 +31,15 @@ Protocols, fixed before the runs (the 10,000 MNIST test rows are touched once, t
    (whitening turned off); then a path over C = 1, 10, 100, 1000 on 13,334 rows (a 3-fold
    search's fold) with the default early stopping, both ways.  Iterations, fit seconds, the
    phases that differ, the training objective and the test accuracy.
+6. lloyd: how many Lloyd iterations k-means landmarks need, judged on selection rows only
+   (rows no fit sees; the test rows are not used): KernelSVC run to tol (early stopping off)
+   with k-means landmarks after 1, 2, 3 and 5 Lloyd iterations (the pool and the start as
+   `landmarks="kmeans"` draws them), for seeds 0 .. --seeds - 1 (the start, the pool and the
+   features).  MNIST: the first 20,000 training rows, `n_features=4096`, C = 10, sigma = 4
+   (the 20k search's choice) and the default sigma ("scale"), training rows 50,000-59,999 as
+   selection rows.  letter and pendigits: KernelSVC's defaults, a stratified 20% of the
+   training rows (split by the seed) as selection rows.  Printed: the selection accuracy
+   (mean over the seeds), the seconds of the k-means step and of the whole fit.
 
 Every contender runs in its own process (`--child`), on a quiet machine.
 """
@@ -44,6 +53,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import DATA, require  # noqa: E402
 from bench_vs_peers import (SIGMA, child, exact_svc, mnist, run_child,  # noqa: E402
                             skylite_svc, table)
 
@@ -160,8 +170,45 @@ def whitening_fit(rows, whiten, path=False):
             "whitened": "whitening" in last.phase_seconds_}
 
 
+def lloyd_fit(data, iterations, seed, sigma=None):
+    """One fit of the lloyd part: selection accuracy, k-means seconds, fit seconds."""
+    from sklearn.model_selection import train_test_split
+
+    import skylite.sketch.nystroem as nystroem
+    from skylite import KernelSVC
+    if data == "mnist20k":
+        X_all, y_all = mnist(60000)[:2]
+        X, y, Xs, ys = X_all[:20000], y_all[:20000], X_all[50000:], y_all[50000:]
+        model = KernelSVC(n_features=4096, C=10.0, sigma=sigma)
+    else:
+        if data == "pendigits":
+            from skylite.datasets import load_pendigits
+            X_all, y_all = load_pendigits()[:2]
+        else:
+            require("letter.npz")
+            with np.load(DATA / "letter.npz") as z:
+                X_all, y_all = z["X_train"], z["y_train"]
+        X, Xs, y, ys = train_test_split(X_all, y_all, test_size=0.2, stratify=y_all,
+                                        random_state=seed)
+        model = KernelSVC()
+    model.set_params(random_state=seed, early_stopping=False)
+    nystroem.KMEANS_ITERATIONS = iterations
+    kmeans, seconds = nystroem.kmeans_centres, [0.0]
+
+    def timed(*args):
+        start = time.perf_counter()
+        centres = kmeans(*args)
+        seconds[0] += time.perf_counter() - start
+        return centres
+    nystroem.kmeans_centres = timed
+    start = time.perf_counter()
+    model.fit(X, y)
+    return {"fit": time.perf_counter() - start, "kmeans": seconds[0],
+            "selection": float(model.score(Xs, ys)), "iterations": model.n_iter_}
+
+
 CONTENDERS = {"skylite": skylite_svc, "exact_svc": exact_svc, "design": design,
-              "uncached_sweep": uncached_sweep, "whitening": whitening_fit}
+              "uncached_sweep": uncached_sweep, "whitening": whitening_fit, "lloyd": lloyd_fit}
 
 
 def part_gram(args):
@@ -244,8 +291,26 @@ def part_whitening(args):
                   f"{' / '.join(f'{100 * v:.2f}%' for v in r['accuracy'])} |", flush=True)
 
 
+def part_lloyd(args):
+    print("\n### Lloyd iterations of k-means landmarks: selection accuracy (mean of "
+          f"{args.seeds} seeds), seconds of k-means and of the fit, run to tol\n")
+    print("| data | Lloyd iterations | selection accuracy | k-means s | fit s |")
+    print("|---|---|---|---|---|")
+    sets = [("MNIST 20k, sigma 4", dict(data="mnist20k", sigma=4.0)),
+            ("MNIST 20k, sigma scale", dict(data="mnist20k")),
+            ("letter", dict(data="letter")), ("pendigits", dict(data="pendigits"))]
+    for label, kwargs in sets:
+        for iterations in (1, 2, 3, 5):
+            runs = [run_child("lloyd", script=__file__, iterations=iterations, seed=seed,
+                              **kwargs) for seed in range(args.seeds)]
+            mean = {k: float(np.mean([r[k] for r in runs])) for k in ("selection", "kmeans",
+                                                                       "fit")}
+            print(f"| {label} | {iterations} | {100 * mean['selection']:.2f}% | "
+                  f"{mean['kmeans']:.2f} | {mean['fit']:.1f} |", flush=True)
+
+
 PARTS = {"gram": part_gram, "mnist20k": part_mnist20k, "design": part_design,
-         "sweep": part_sweep, "whitening": part_whitening}
+         "sweep": part_sweep, "whitening": part_whitening, "lloyd": part_lloyd}
 
 
 def main():
@@ -253,6 +318,7 @@ def main():
     parser.add_argument("--part", nargs="+", choices=list(PARTS), default=list(PARTS))
     parser.add_argument("--no-exact", dest="exact", action="store_false",
                         help="leave exact SVC out of the mnist20k part")
+    parser.add_argument("--seeds", type=int, default=2, help="with --part lloyd: seeds")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
