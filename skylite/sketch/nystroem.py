@@ -51,8 +51,8 @@ PRECURSOR_FAMILY = {KernelCode.GAUSSIAN: "dot products", KernelCode.POLYNOMIAL: 
 # the default rule: more accuracy per second of fit on MNIST (docs/feature_maps.md)
 DEFAULT_RULE = "kmeans"
 # k-means landmarks: the pool is this many times s rows (all rows if fewer), and the Lloyd
-# iterations run on it (docs/feature_maps.md: the measurements behind both numbers; on
-# selection rows 2 iterations scored as well as 5 on MNIST, letter and pendigits)
+# iterations run on it (on selection rows 2 iterations scored as well as 5 on MNIST, letter
+# and pendigits: docs/feature_maps.md, "How many Lloyd iterations")
 KMEANS_POOL = 4
 KMEANS_ITERATIONS = 2
 # eigenvalues of K_jj below RCOND times the largest are dropped from the whitening
