@@ -1,12 +1,13 @@
-"""Dense linear algebra shared by the kernel ridge solvers (skylite.krr) and the PCG method
-(skylite.admm.pcg): products with the Gram matrix one row block at a time, the symmetric
-rank-k update of Z^T Z, and a Cholesky factorization that names what failed.
+"""Dense linear algebra shared by the kernel ridge solvers (skylite.krr), the PCG method
+(skylite.admm.pcg) and whitened Nystroem features (skylite.admm.whitening): products with
+the Gram matrix one row block at a time, the symmetric rank-k update of Z^T Z, and a
+Cholesky factorization on several threads that names what failed.
 """
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor
+from scipy.linalg import LinAlgError
 from scipy.linalg.blas import dsyrk
 
-from ._threads import blas_single_threaded
+from .prox._tiled_cholesky import tiled_cholesky
 
 __all__ = ["kernel_matvec", "gram_lower", "cholesky", "row_chunks"]
 
@@ -20,16 +21,13 @@ def row_chunks(n, row_elements):
     return [(a, min(n, a + rows)) for a in range(0, n, rows)]
 
 
-def cholesky(A, what):
-    """The lower Cholesky factor of the symmetric positive definite A, in place.
-
-    Single-threaded BLAS: the multithreaded OpenBLAS potrf of scipy's wheels crashed
-    (segmentation fault) on a 16,000 x 16,000 kernel matrix on this 2-core machine, and
-    factored it correctly with one thread (33 s).  Raises ValueError naming `what` if A is
-    not numerically positive definite."""
+def cholesky(A, what, n_threads=None):
+    """(L, True): the lower Cholesky factor of the symmetric positive definite A (float64),
+    in place by tiles on n_threads threads (skylite.prox._tiled_cholesky), as scipy's
+    cho_factor returns it for cho_solve.  Raises ValueError naming `what` if A is not
+    numerically positive definite."""
     try:
-        with blas_single_threaded():
-            return cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+        return tiled_cholesky(A, n_threads), True
     except LinAlgError:
         raise ValueError(f"{what} is not positive definite; increase alpha") from None
 

@@ -267,7 +267,7 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
             long_run = not early_stops or (path is not None and len(path.values) > 1)
             factor = dist.agree(whitening_factor, self.feature_map_, regularizer, settings,
                                 X.shape[0], available_memory_bytes() // dist.ranks_on_node(),
-                                long_run)
+                                long_run, self.n_threads_)
             if not all(dist.allgather(factor is not None)):      # every rank, or none
                 factor = None
         readout = None

@@ -132,7 +132,7 @@ class DualCD(Method):
         if self.whitened:                    # Z~ = Z R^-T, one triangular solve
             try:
                 self.factor = cholesky(np.array(self.regularizer.gram, dtype=np.float64),
-                                       "G")[0]
+                                       "G", self.n_threads)[0]
             except ValueError:               # G only semidefinite: Z~ = Z V on its range
                 self.basis = range_whitening(self.regularizer.gram)
                 if self.basis.shape[1] == 0:

@@ -37,12 +37,12 @@ from dataclasses import replace
 from functools import partial
 
 import numpy as np
-from scipy.linalg.lapack import get_lapack_funcs
 
 from .._linalg import cholesky
 from .._threads import blas_single_threaded
 from ..prox import get_regularizer
 from ..prox._fixed_chunks import chunked_product, map_chunks
+from ..prox._tiled_cholesky import inverse_transpose
 from ..sketch import Identity
 from ..sketch._base import even_block_sizes
 from .blockadmm import ADMM, BlockADMM
@@ -66,7 +66,8 @@ WHITEN_MAX_ROWS = 40000
 UNWHITEN_ROWS = 512
 
 
-def whitening_factor(feature_map, regularizer, settings, n_rows, available, long_run=True):
+def whitening_factor(feature_map, regularizer, settings, n_rows, available, long_run=True,
+                     n_threads=1):
     """The lower Cholesky factor L of the map's RKHS Gram matrix G when the estimators'
     block ADMM should run on whitened features (module docstring), else None.
 
@@ -88,6 +89,8 @@ def whitening_factor(feature_map, regularizer, settings, n_rows, available, long
         iterations on MNIST) or a path over several values of C.  A single early-stopped
         fit (60-120 iterations) is not: on 20,000 MNIST rows with `KernelSVC`'s defaults it
         took 8.0-8.4 s whitened against 6.7-6.8 s with the RKHS norm's prox.
+    n_threads : int, default=1
+        Threads of the Cholesky factorization (the same L on any number).
 
     Returns
     -------
@@ -108,7 +111,7 @@ def whitening_factor(feature_map, regularizer, settings, n_rows, available, long
     if n_rows * s * itemsize > budget // 4:
         return None
     try:
-        L = cholesky(np.array(regularizer.gram, dtype=np.float64), "G")[0]
+        L = cholesky(np.array(regularizer.gram, dtype=np.float64), "G", n_threads)[0]
     except ValueError:                       # G only semidefinite: the RKHS norm's prox
         return None
     return _zero_above_diagonal(L)
@@ -122,18 +125,6 @@ def _zero_above_diagonal(A, rows=WHITEN_COLUMNS):
         A[a:b, b:] = 0.0
         A[a:b, a:b] = np.tril(A[a:b, a:b])
     return A
-
-
-def inverse_transpose(L):
-    """U = L^-T (s x s, upper triangular, C order) of a lower triangular L (zeros above its
-    diagonal): LAPACK trtri on one thread (the same bits whatever the thread count), on a
-    copy of L in Fortran order, whose inverse read in C order is U."""
-    with blas_single_threaded():
-        inverse, info = get_lapack_funcs(("trtri",), (L,))[0](
-            np.array(L, order="F"), lower=1, overwrite_c=1)
-    if info != 0:
-        raise np.linalg.LinAlgError(f"trtri failed (info={info})")
-    return inverse.T
 
 
 def unwhiten(U, W_whitened, n_threads):
@@ -162,7 +153,7 @@ def early_stopping_readout(dist, factor, validation, n_threads, dtype=None):
     """
     if not all(dist.allgather(validation.cached)):
         return None
-    U = dist.agree(inverse_transpose, factor)
+    U = dist.agree(inverse_transpose, factor, n_threads)
     outputs = WhitenedOutputs(validation.blocks, U, dtype or np.float64, n_threads)
     return U, outputs, partial(unwhiten, U, n_threads=n_threads)
 
@@ -226,7 +217,8 @@ class WhitenedADMM(ADMM):
         super().__init__(columns, loss, get_regularizer("l2"), settings, n_threads)
         self.nystroem, self.factor = feature_map, factor
         # U = L^-T: Z~ = Z U, W = U W~
-        self._unwhitening = inverse_transpose(factor) if unwhitening is None else unwhitening
+        self._unwhitening = (inverse_transpose(factor, n_threads) if unwhitening is None
+                             else unwhitening)
         self.whitened_readout = whitened_readout
         self._whitening_seconds = 0.0
 

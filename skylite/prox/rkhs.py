@@ -7,8 +7,8 @@ regularizer is
     r(W) = 1/2 tr(W^T G W),        prox_{t r}(V) = (I + t G)^{-1} V.
 
 For a new step size t (t = 1/rho changes only when rho adapts, and with alpha along a
-regularization path) the prox factors I + t G by Cholesky (LAPACK potrf, single-threaded: the
-same bits whatever the thread count), and each prox is two triangular solves with the factor
+regularization path) the prox factors I + t G by Cholesky (by tiles on `n_threads` threads,
+`_tiled_cholesky`: the same bits whatever the thread count), and each prox is two triangular solves with the factor
 (`_cholesky_solve`, by blocks with the narrow product kernels: 5.0 ms at s = 4096, m = 10 in
 float32, where LAPACK's potrs took 10.1 ms; benchmarks/bench_cholesky_solve.py).  An
 eigendecomposition G = Q diag(lambda) Q^T serves every t, at two s x s by s x m products per
@@ -25,11 +25,11 @@ couples the rows of W: O(s^2 m) per prox and per value, O(s^3) per new t.
 """
 import numpy as np
 import scipy.linalg
-from scipy.linalg.lapack import get_lapack_funcs
 
 from .._threads import blas_single_threaded
 from ._cholesky_solve import cholesky_solve
 from ._fixed_chunks import chunked_product, map_chunks
+from ._tiled_cholesky import tiled_cholesky
 
 # rows of G per product of a chunk (the unit of parallel work, fixed so that the result
 # does not depend on the number of threads)
@@ -130,7 +130,7 @@ class RKHSNorm:
             QtV /= (1 + t * values)[:, None]
             X = chunked_product(Q, QtV, CHUNK_ROWS, n_threads).reshape(shape)
         else:
-            factor = self._factor_of(t)
+            factor = self._factor_of(t, n_threads)
             with blas_single_threaded():
                 X = cholesky_solve(factor, V).reshape(shape)
         if out is None:
@@ -138,17 +138,13 @@ class RKHSNorm:
         out[...] = X
         return out
 
-    def _factor_of(self, t):
-        """The lower Cholesky factor of I + t G, formed for a new t."""
+    def _factor_of(self, t, n_threads=1):
+        """The lower Cholesky factor of I + t G (Fortran order), formed for a new t."""
         if t != self._factor_t:
             self._factor = None                          # free the old one first
             A = np.multiply(self.gram, self.dtype.type(t))
             A.flat[::len(A) + 1] += 1                    # I + t G, positive definite
-            potrf, = get_lapack_funcs(("potrf",), (A,))
-            with blas_single_threaded():                 # A.T: A in Fortran order, no copy
-                factor, info = potrf(A.T, lower=1, overwrite_a=1, clean=0)
-            if info != 0:
-                raise np.linalg.LinAlgError(f"potrf failed (info={info})")
+            factor = tiled_cholesky(A.T, n_threads)    # A.T: A in Fortran order, no copy
             self._factor, self._factor_t = factor, t
             self._n_factors += 1
         return self._factor
