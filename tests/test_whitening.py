@@ -88,6 +88,24 @@ def test_estimators_whiten_when_the_features_fit_and_the_model_ignores_threads(p
     assert budgeted.memory_estimate_ <= 2**26
 
 
+def test_a_bfloat16_cache_whitens_and_keeps_the_float32_model(pendigits):
+    """cache_precision="bfloat16" runs on whitened features too, Z~'s cached blocks in 16
+    bits: the same iterations' model as float32 caches within bfloat16 rounding (objective
+    within 1e-3 relative, predictions on at least 99% of the rows)."""
+    X, y = pendigits[0][:1500].astype(np.float32), pendigits[1][:1500]
+    kw = dict(sigma=60.0, method="nystroem", n_features=256, n_blocks=4, C=10.0, max_iter=60,
+              tol=1e-12, precision="float32", early_stopping=False)
+    exact, rounded = (KernelSVC(cache_precision=c, **kw).fit(X, y)
+                      for c in ("float32", "bfloat16"))
+    for fit in (exact, rounded):
+        assert "whitening" in fit.phase_seconds_
+    assert (exact.cache_precision_, rounded.cache_precision_) == ("float32", "bfloat16")
+    assert rounded.n_iter_ == exact.n_iter_ == 60
+    objectives = [fit.objective(X, y) for fit in (exact, rounded)]
+    assert abs(objectives[1] - objectives[0]) <= 1e-3 * objectives[0]
+    assert np.mean(rounded.predict(X) == exact.predict(X)) >= 0.99
+
+
 def test_early_stopping_reads_the_whitened_model(pendigits, monkeypatch):
     """Early stopping on whitened features scores z~(X_val) W~ and keeps the best W~: the
     same scores, the same kept iteration and the same model as reading W = U W~ every
@@ -150,7 +168,7 @@ def test_whitening_is_not_used_where_it_cannot_be(problem):
     streaming = EngineSettings(memory_budget=0)
     assert whitening_factor(fmap, reg, streaming, 600, 2**34) is None
     users_cache = EngineSettings(cache_precision="bfloat16", precision="float32")
-    assert whitening_factor(fmap, reg, users_cache, 600, 2**34) is None
+    assert whitening_factor(fmap, reg, users_cache, 600, 2**34) is not None  # caches Z~
     assert whitening_factor(fmap, reg, s, 10**9, 2**34) is None               # too big
     assert whitening_factor(fmap, reg, s, WHITEN_MAX_ROWS + 1, 2**40) is None  # too slow
     assert whitening_factor(fmap, reg, s, WHITEN_MAX_ROWS, 2**40) is not None

@@ -29,8 +29,9 @@ every rank has at most WHITEN_MAX_ROWS rows, Z~ takes at most a quarter of the m
 RKHS norm's prox runs as before.  Each rank whitens its own rows with the same L (G is the
 same on every rank), so a run under MPI solves the serial problem, and a size-one
 communicator repeats the serial run bitwise.  Z~ is held in the fit's precision beside the
-engine's caches of its blocks (scaled by c): up to twice the memory of a cached run with the
-RKHS norm.  What it gains on MNIST is in docs/engine.md ("Whitened Nystroem features").
+engine's caches of its blocks (scaled by c, in the cache precision: bfloat16 with
+cache_precision="bfloat16"): up to twice the memory of a cached run with the RKHS norm.
+What it gains on MNIST is in docs/engine.md ("Whitened Nystroem features").
 """
 import time
 from dataclasses import replace
@@ -78,7 +79,7 @@ def whitening_factor(feature_map, regularizer, settings, n_rows, available, long
     regularizer : skylite.prox regularizer
         After `skylite._solvers.regularizer_for_map`: whitening applies to the RKHS norm.
     settings : skylite.admm.settings.EngineSettings
-        The fit's settings (memory_budget, precision, cache_precision).
+        The fit's settings (memory_budget, precision).
     n_rows : int
         This process's training rows.
     available : int
@@ -100,8 +101,6 @@ def whitening_factor(feature_map, regularizer, settings, n_rows, available, long
     if (regularizer.name != "rkhs" or settings.memory_budget == 0 or n_rows > WHITEN_MAX_ROWS
             or not long_run):
         return None
-    if settings.cache_precision not in ("auto", settings.precision):
-        return None                     # a cache precision the user chose: kept
     s = feature_map.n_features
     sizes = list(feature_map.block_sizes)
     if sizes != list(even_block_sizes(s, len(sizes))):
