@@ -203,7 +203,7 @@ def test_a_semidefinite_rkhs_gram_matrix_is_whitened_on_its_range(digits, monkey
               random_state=0, solver="dcd", tol=1e-5, max_iter=20000)
     factored = KernelSVC(**kw).fit(X, y)
 
-    def not_definite(A, what):
+    def not_definite(A, what, *threads):
         raise ValueError(f"{what} is not positive definite")
     monkeypatch.setattr(dual_cd_module, "cholesky", not_definite)
     ranged = KernelSVC(**kw).fit(X, y)

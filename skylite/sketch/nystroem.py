@@ -266,7 +266,9 @@ class Nystroem(FeatureMap):
 
         G = P K_LL P with P = blockdiag(sqrt(s_j / s) K_jj^{-1/2}); its diagonal blocks are
         (s_j / s) I (set exactly: on the dropped eigenvectors of K_jj the features are 0).
-        With one block G = I, and the l2 regularizer is the RKHS norm already.
+        With one block G = I, and the l2 regularizer is the RKHS norm already.  The blocks
+        below the diagonal are computed (the kernel between each landmark block and the
+        blocks before it) and mirrored above it, so G is exactly symmetric.
 
         Parameters
         ----------
@@ -280,21 +282,20 @@ class Nystroem(FeatureMap):
             positive semi-definite, eigenvalues at most 1).
         """
         self._check_fitted()
-        Z_L = self.transform(self.landmarks_, n_threads=n_threads)      # K_LL P
         offsets = self.transform_op_.block_offsets
-        G = np.empty_like(Z_L)
+        s = int(offsets[-1])
         starts = np.concatenate([[0], np.cumsum(np.diff(offsets) ** 2)])
+        G = np.empty((s, s))
         for j in range(len(offsets) - 1):
-            a, b = offsets[j], offsets[j + 1]
+            a, b = int(offsets[j]), int(offsets[j + 1])
+            G[a:b, a:b] = np.eye(b - a) * ((b - a) / s)
+            if j == 0:
+                continue
+            # the blocks left of the diagonal, P_j K(L_j, L_<j) P_<j; their mirror above it
+            left = self._blocks(self.landmarks_[a:b], range(j), n_threads)
             M = self.whitening_[starts[j]:starts[j + 1]].reshape(b - a, b - a)
-            G[a:b] = M @ Z_L[a:b]
-        for j in range(len(offsets) - 1):          # (G + G^T) / 2, block by block in place
-            a, b = offsets[j], offsets[j + 1]
-            for k in range(j):
-                c, e = offsets[k], offsets[k + 1]
-                mean = 0.5 * (G[a:b, c:e] + G[c:e, a:b].T)
-                G[a:b, c:e], G[c:e, a:b] = mean, mean.T
-            G[a:b, a:b] = np.eye(b - a) * ((b - a) / offsets[-1])
+            G[a:b, :a] = M @ left
+            G[:a, a:b] = G[a:b, :a].T
         return G
 
     # ---- serialization: the landmarks and whitening travel as arrays ----
