@@ -37,8 +37,9 @@ Protocols, fixed before the runs (the 10,000 MNIST test rows are touched once, t
    `landmarks="kmeans"` draws them), for seeds 0 .. --seeds - 1 (the start, the pool and the
    features).  MNIST: the first 20,000 training rows in float64 (so float64 features),
    `n_features=4096`, C = 10, sigma = 4 (the 20k search's choice) and the default sigma
-   ("scale"), training rows 50,000-59,999 as selection rows.  letter and pendigits: KernelSVC's defaults, a stratified 20% of the
-   training rows (split by the seed) as selection rows.  Printed: the selection accuracy
+   ("scale"), training rows 50,000-59,999 as selection rows.  letter and pendigits:
+   KernelSVC's defaults, a stratified 20% of the training rows (split by the seed) as
+   selection rows.  Printed: the selection accuracy
    (mean over the seeds), the seconds of the k-means step and of the whole fit.
 
 Every contender runs in its own process (`--child`), on a quiet machine.

@@ -8,9 +8,10 @@ regularizer is
 
 For a new step size t (t = 1/rho changes only when rho adapts, and with alpha along a
 regularization path) the prox factors I + t G by Cholesky (by tiles on `n_threads` threads,
-`_tiled_cholesky`: the same bits whatever the thread count), and each prox is two triangular solves with the factor
-(`_cholesky_solve`, by blocks with the narrow product kernels: 5.0 ms at s = 4096, m = 10 in
-float32, where LAPACK's potrs took 10.1 ms; benchmarks/bench_cholesky_solve.py).  An
+`_tiled_cholesky`: the same bits whatever the thread count), and each prox is two
+triangular solves with the factor (`_cholesky_solve`, by blocks with the narrow product
+kernels: 5.0 ms at s = 4096, m = 10 in float32, where LAPACK's potrs took 10.1 ms;
+benchmarks/bench_cholesky_solve.py).  An
 eigendecomposition G = Q diag(lambda) Q^T serves every t, at two s x s by s x m products per
 prox, but costs as much as
 EIGEN_AFTER factorizations (measured at s = 4096, float64, one thread: 11.9 s against
