@@ -6,6 +6,7 @@ here: 2x slower GEMMs, 100x slower factorizations under load), so every parallel
 call runs inside `blas_single_threaded()`.
 """
 import contextlib
+import numbers
 import os
 import warnings
 
@@ -98,3 +99,20 @@ def blas_single_threaded():
     """Limit the BLAS libraries loaded in this process to one thread for the block."""
     with _threadpool_controller().limit(limits=1, user_api="blas"):
         yield
+
+
+@contextlib.contextmanager
+def jobs_as_threads(n_jobs):
+    """Run the block on n_jobs threads: OpenMP (what skylite uses where n_threads is None,
+    `default_threads`) and BLAS limited to them.  n_jobs follows scikit-learn's convention:
+    -1 is every usable core, -2 all but one, ...; None leaves the limits as they are.
+    Raises ValueError for anything but None or a nonzero int."""
+    if n_jobs is None:
+        yield None
+        return
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be None or a nonzero int (-1: every core), got "
+                         f"{n_jobs!r}")
+    threads = int(n_jobs) if n_jobs > 0 else max(1, usable_cores() + 1 + int(n_jobs))
+    with _threadpool_controller().limit(limits=threads):
+        yield threads

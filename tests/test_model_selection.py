@@ -267,6 +267,40 @@ def test_bad_input_is_refused_before_any_fit(digits, monkeypatch, grid, cv, mess
         KernelGridSearchCV(svc(), grid, cv=cv).fit(X, y)
 
 
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "2", True])
+def test_a_bad_n_jobs_is_refused_before_any_fit(digits, monkeypatch, n_jobs):
+    X, y = digits
+    monkeypatch.setattr(KernelSVC, "fit_path", lambda *a, **k: pytest.fail("fitted"))
+    with pytest.raises(ValueError, match="n_jobs must be None or a nonzero int"):
+        KernelGridSearchCV(svc(), {"C": [1.0]}, cv=2, n_jobs=n_jobs).fit(X, y)
+
+
+def test_n_jobs_sets_the_threads_of_the_fits_and_not_the_results(digits, monkeypatch):
+    """n_jobs, as GridSearchCV's, is accepted (get_params, clone); here it is the threads of
+    every fit whose n_threads is None, and the results do not depend on it."""
+    import skylite._threads as threads
+    X, y = digits
+    grid = {"C": [1.0, 10.0], "sigma": [0.5, 1.0]}
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+    seen = []
+    fit_path = KernelSVC.fit_path
+
+    def recorded(self, *args, **kwargs):
+        seen.append(threads.resolve_threads(self.n_threads))
+        return fit_path(self, *args, **kwargs)
+    monkeypatch.setattr(KernelSVC, "fit_path", recorded)
+    one = KernelGridSearchCV(svc(), grid, cv=3, n_jobs=1).fit(X, y)
+    assert seen and set(seen) == {1} and one.best_estimator_.n_threads_ == 1
+    seen.clear()
+    every = clone(one).set_params(n_jobs=-1).fit(X, y)
+    assert set(seen) == {2} and every.get_params()["n_jobs"] == -1
+    np.testing.assert_array_equal(one.cv_results_["mean_test_score"],
+                                  every.cv_results_["mean_test_score"])
+    assert one.best_params_ == every.best_params_
+    np.testing.assert_array_equal(one.best_estimator_.coef_, every.best_estimator_.coef_)
+    assert threads.default_threads() == 2                   # the limits are lifted after
+
+
 def test_a_group_splitter_gets_the_groups_as_in_grid_search_cv(digits):
     """fit(X, y, groups) hands the groups to the splitter: GroupKFold keeps each writer's
     rows in one fold, and the fold scores are GridSearchCV's with the same groups."""

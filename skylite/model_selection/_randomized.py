@@ -40,7 +40,7 @@ class KernelRandomizedSearchCV(KernelGridSearchCV):
     n_iter : int, default=10
         Candidates drawn (all of them, without repeats, if every parameter is a list with
         fewer combinations).
-    cv, scoring, refit, racing, stack_folds, verbose, return_train_score
+    cv, scoring, refit, racing, stack_folds, n_jobs, verbose, return_train_score
         As for KernelGridSearchCV.
     random_state : int, numpy RandomState or None, default=None
         Seeds the draw (ParameterSampler's).  Under MPI rank 0's draw is used by every rank.
@@ -53,7 +53,7 @@ class KernelRandomizedSearchCV(KernelGridSearchCV):
     """
 
     def __init__(self, estimator, param_distributions, *, n_iter=10, cv=5, scoring=None,
-                 refit=True, racing=True, stack_folds=False, verbose=0,
+                 refit=True, racing=True, stack_folds=False, n_jobs=None, verbose=0,
                  return_train_score=False, random_state=None):
         self.estimator = estimator
         self.param_distributions = param_distributions
@@ -63,10 +63,11 @@ class KernelRandomizedSearchCV(KernelGridSearchCV):
         self.refit = refit
         self.racing = racing
         self.stack_folds = stack_folds
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.random_state = random_state
         self.return_train_score = return_train_score
-        self.n_jobs, self.pre_dispatch, self.error_score = None, None, np.nan
+        self.pre_dispatch, self.error_score = None, np.nan
 
     def _candidates(self, dist):
         """n_iter candidates drawn by ParameterSampler; under MPI, rank 0's draw."""

@@ -30,6 +30,7 @@ from .._all_or_nothing import restored_on_failure
 from .._machine import available_memory_bytes
 from .._outputs import kept_features
 from .._path import path_parameter
+from .._threads import jobs_as_threads
 from .._validation import check_positive, take_rows
 from ..sketch._landmarks import shared_across_bandwidths
 from ._folds import Folds
@@ -93,6 +94,13 @@ class KernelGridSearchCV(BaseSearchCV):
         models are the same.  Off by default: on MNIST (20,000 rows, s = 4096, 10 classes or
         2) it was no faster than fold by fold, since the products grow with the stacked
         columns and the stacked solve stops when its slowest fold does.
+    n_jobs : int or None, default=None
+        Threads of the search's fits, as scikit-learn counts jobs (-1: every usable core,
+        -2: all but one): the estimator's `n_threads` where it is None, and BLAS, are
+        limited to them for the search (threadpoolctl).  None: as the estimator says (by
+        default every usable core).  GridSearchCV runs n_jobs fits at once in separate
+        processes; this search shares work between its fits, so it runs them one after
+        another, each on these threads.
     verbose : int, default=0
         1: a line per grid point and fold (its score, fit time and iterations) and one per
         racing decision; on the root rank only under MPI.
@@ -123,7 +131,8 @@ class KernelGridSearchCV(BaseSearchCV):
     """
 
     def __init__(self, estimator, param_grid, *, cv=5, scoring=None, refit=True,
-                 racing=True, stack_folds=False, verbose=0, return_train_score=False):
+                 racing=True, stack_folds=False, n_jobs=None, verbose=0,
+                 return_train_score=False):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
@@ -131,10 +140,11 @@ class KernelGridSearchCV(BaseSearchCV):
         self.refit = refit
         self.racing = racing
         self.stack_folds = stack_folds
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.return_train_score = return_train_score
         # what scikit-learn's BaseSearchCV methods read
-        self.n_jobs, self.pre_dispatch, self.error_score = None, None, np.nan
+        self.pre_dispatch, self.error_score = None, np.nan
 
     def fit(self, X, y, groups=None, **fit_params):
         """Run the search on rows X and targets y (this rank's rows under MPI).
@@ -169,7 +179,7 @@ class KernelGridSearchCV(BaseSearchCV):
         if fit_params:
             raise TypeError(f"{type(self).__name__}.fit takes no fit parameters, got "
                             f"{sorted(fit_params)}")
-        with restored_on_failure(self):
+        with restored_on_failure(self), jobs_as_threads(self.n_jobs):
             return self._search(X, y, groups)
 
     # ---- the checks made before any fit ----
