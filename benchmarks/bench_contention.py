@@ -29,10 +29,10 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
+from _busy import competing_process  # noqa: E402
 from _data import mnist_file  # noqa: E402
 
 # the children run outside the checkout: `python -c` there would import its source tree
@@ -65,15 +65,8 @@ def fit_seconds(rows, threads, env):
 def measure(rows, threads, env, busy, repeats):
     times = []
     for _ in range(repeats):
-        competitor = (subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                      if busy else None)
-        try:
-            time.sleep(0.5 if busy else 0.0)
+        with competing_process(busy):
             times.append(fit_seconds(rows, threads, env))
-        finally:
-            if competitor is not None:
-                competitor.kill()
-                competitor.wait()
     return float(np.median(times))
 
 

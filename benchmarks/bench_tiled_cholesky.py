@@ -13,8 +13,6 @@ pass"`, started and stopped by this script) on the machine: two threads must not
 than one.  The tiled results are the same bits on 1 and 2 threads (checked, printed).
 """
 import argparse
-import subprocess
-import sys
 import time
 
 import numpy as np
@@ -22,6 +20,8 @@ from scipy.linalg.lapack import get_lapack_funcs
 from threadpoolctl import threadpool_limits
 
 from skylite.prox._tiled_cholesky import inverse_transpose, tiled_cholesky
+
+from _busy import competing_process
 
 
 def median_seconds(function, repeat, prepare=lambda: ()):
@@ -43,15 +43,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--busy", action="store_true")
     args = parser.parse_args()
-    competitor = (subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                  if args.busy else None)
-    try:
-        time.sleep(0.5 if args.busy else 0.0)
+    with competing_process(args.busy):
         run(args)
-    finally:
-        if competitor is not None:
-            competitor.kill()
-            competitor.wait()
 
 
 def run(args):
