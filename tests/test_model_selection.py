@@ -545,3 +545,126 @@ def test_verbose_prints_a_line_per_grid_point_and_fold(digits, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert sum(line.startswith("[fold ") for line in lines) == 4
     assert "iterations" in lines[0] and lines[-1].startswith("refit")
+
+
+def _too_many_landmarks():
+    """A grid whose second n_features exceeds a fold's 600 training rows (900 rows, cv=3):
+    Nystroem refuses it at fit time, on every fold."""
+    return svc(method="nystroem", tol=1e-5), {"n_features": [64, 700], "C": [1.0, 10.0]}
+
+
+def test_failed_fits_score_error_score_as_in_grid_search_cv(digits):
+    """A grid point whose fits raise gets error_score (NaN) on those folds, a
+    FitFailedWarning naming the error, and the last rank; the others are scored as
+    GridSearchCV scores them."""
+    from sklearn.exceptions import FitFailedWarning
+    X, y = digits
+    est, grid = _too_many_landmarks()
+    with pytest.warns(FitFailedWarning, match="needs at least 700 training rows"):
+        ours = KernelGridSearchCV(est, grid, cv=3, racing=False).fit(X, y)
+    with pytest.warns(FitFailedWarning):
+        theirs = GridSearchCV(est, grid, cv=3).fit(X, y)
+    for key in ("mean_test_score", "split0_test_score", "split2_test_score"):
+        np.testing.assert_array_equal(np.isnan(ours.cv_results_[key]),
+                                      np.isnan(theirs.cv_results_[key]))
+        np.testing.assert_allclose(ours.cv_results_[key], theirs.cv_results_[key],
+                                   atol=1e-3)
+    assert np.isnan(ours.cv_results_["mean_test_score"]).sum() == 2
+    np.testing.assert_array_equal(ours.cv_results_["rank_test_score"],
+                                  theirs.cv_results_["rank_test_score"])
+    assert ours.best_params_ == theirs.best_params_
+    assert ours.best_estimator_.feature_map_.n_features == 64
+    assert (ours.cv_results_["mean_fit_time"] > 0).all()      # failed fits are timed too
+
+
+def test_racing_drops_a_point_whose_fit_failed(digits):
+    X, y = digits
+    est, grid = _too_many_landmarks()
+    with pytest.warns(Warning) as caught:
+        search = KernelGridSearchCV(est, grid, cv=3).fit(X, y)
+    assert [type(w.message).__name__ for w in caught] == ["FitFailedWarning"]
+    failed = search.cv_results_["param_n_features"] == 700
+    assert (search.dropped_after_[failed] == 0).all()        # after the first fold
+    assert (search.dropped_after_[~failed] != 0).all()
+    dropped = search.dropped_after_
+    fits = int(np.where(dropped < 0, 3, dropped + 1).sum())     # the folds each point ran
+    assert f"2 of the {fits} fits failed" in str(caught[0].message)
+    assert (search.cv_results_["rank_test_score"][failed] == 3).all()
+
+
+def test_error_score_a_number_or_raise(digits):
+    X, y = digits
+    est, grid = _too_many_landmarks()
+    with pytest.warns(Warning):
+        zero = KernelGridSearchCV(est, grid, cv=3, racing=False, error_score=0.0,
+                                  return_train_score=True).fit(X, y)
+    failed = zero.cv_results_["param_n_features"] == 700
+    for key in ("mean_test_score", "split1_test_score", "mean_train_score"):
+        np.testing.assert_array_equal(zero.cv_results_[key][failed], 0.0)
+    assert (zero.cv_results_["mean_test_score"][~failed] > 0.9).all()
+    np.testing.assert_array_equal(zero.cv_results_["rank_test_score"][failed], 3)
+    search = KernelGridSearchCV(est, grid, cv=3, error_score="raise")
+    with pytest.raises(ValueError, match="needs at least 700 training rows"):
+        search.fit(X, y)
+    assert not hasattr(search, "cv_results_")
+
+
+def test_a_failure_inside_a_path_costs_only_its_own_grid_point(digits):
+    """C = 10's scoring raises in the middle of the path over C: C = 100 is still fitted
+    (by a new path) and scored as GridSearchCV scores it."""
+    X, y = digits
+
+    def scorer(model, X, y):
+        if model.C == 10.0:
+            raise RuntimeError("no score for C = 10")
+        return model.score(X, y)
+    grid = {"C": [1.0, 10.0, 100.0], "sigma": [0.5]}
+    with pytest.warns(Warning, match="no score for C = 10"):
+        ours = KernelGridSearchCV(svc(tol=1e-5), grid, cv=3, scoring=scorer,
+                                  racing=False).fit(X, y)
+    with pytest.warns(Warning):
+        theirs = GridSearchCV(svc(tol=1e-5), grid, cv=3, scoring=scorer).fit(X, y)
+    mean = ours.cv_results_["mean_test_score"]
+    assert np.isnan(mean[1]) and np.isfinite(mean[[0, 2]]).all()
+    np.testing.assert_allclose(mean, theirs.cv_results_["mean_test_score"], atol=1e-3)
+    assert ours.best_params_ == theirs.best_params_
+
+
+def test_a_search_whose_every_fit_fails_raises_and_leaves_the_search_unfitted(digits):
+    X, y = digits
+    search = KernelGridSearchCV(svc(method="nystroem"), {"n_features": [700]}, cv=3)
+    with pytest.raises(ValueError, match="All the 3 fits failed"):
+        search.fit(X, y)
+    assert not hasattr(search, "cv_results_")
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("error_score", "ignore", "error_score must be 'raise' or a number"),
+    ("error_score", None, "error_score must be 'raise' or a number"),
+    ("error_score", True, "error_score must be 'raise' or a number"),
+    ("pre_dispatch", 0, "pre_dispatch must be None, an int >= 1 or a str"),
+    ("pre_dispatch", 1.5, "pre_dispatch must be None, an int >= 1 or a str")])
+def test_a_bad_error_score_or_pre_dispatch_is_refused_before_any_fit(digits, monkeypatch,
+                                                                     option, value, message):
+    X, y = digits
+    monkeypatch.setattr(KernelSVC, "fit_path", lambda *a, **k: pytest.fail("fitted"))
+    for search in (KernelGridSearchCV(svc(), {"C": [1.0]}, cv=2),
+                   KernelRandomizedSearchCV(svc(), {"C": [1.0]}, cv=2, n_iter=1)):
+        with pytest.raises(ValueError, match=message):
+            search.set_params(**{option: value}).fit(X, y)
+
+
+def test_grid_search_cv_code_runs_unchanged_with_its_every_option(digits):
+    """GridSearchCV's keyword arguments, as a user passes them, are taken (pre_dispatch
+    changes nothing: the fits run one after another in this process)."""
+    X, y = digits
+    options = dict(scoring="accuracy", n_jobs=1, refit=True, cv=2, verbose=0,
+                   pre_dispatch="2*n_jobs", error_score="raise", return_train_score=False)
+    ours = KernelGridSearchCV(svc(), {"C": [1.0, 10.0]}, **options).fit(X, y)
+    again = KernelGridSearchCV(svc(), {"C": [1.0, 10.0]},
+                               **{**options, "pre_dispatch": 1}).fit(X, y)
+    np.testing.assert_array_equal(ours.cv_results_["mean_test_score"],
+                                  again.cv_results_["mean_test_score"])
+    assert set(GridSearchCV(svc(), {"C": [1.0]}).get_params()) <= set(ours.get_params())
+    assert (set(RandomizedSearchCV(svc(), {"C": [1.0]}).get_params())
+            <= set(KernelRandomizedSearchCV(svc(), {"C": [1.0]}).get_params()))

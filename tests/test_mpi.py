@@ -345,8 +345,9 @@ def test_kernel_grid_search_over_two_ranks_gives_the_serial_result(mpiexec):
     """Folds by global row id: two ranks with uneven shares of the rows (a rank may hold
     no test row of a fold) find the serial search's scores and best grid point, with the
     folds stacked in one solve and fold by fold, racing drops the serial search's points,
-    a group splitter given each rank's groups makes the serial folds, and a randomized
-    search without a seed searches rank 0's draw on every rank."""
+    a group splitter given each rank's groups makes the serial folds, a randomized
+    search without a seed searches rank 0's draw on every rank, and a grid point whose fits
+    fail gets NaN and one FitFailedWarning on every rank."""
     results, _ = launch(mpiexec, "search")
     root = results[0]
     for r in (0, 1):
@@ -365,5 +366,10 @@ def test_kernel_grid_search_over_two_ranks_gives_the_serial_result(mpiexec):
         # random_state=None: every rank searches rank 0's draw
         assert results[r]["drawn_params"] == root["drawn_params"]
         assert results[r]["drawn_mean"] == root["drawn_mean"]
+        # a grid point whose fits fail (too many landmarks) fails on every rank: NaN
+        np.testing.assert_allclose(results[r]["failed_mean"], root["serial_failed_mean"],
+                                   atol=1e-3)
+        assert np.isnan(results[r]["failed_mean"][1])
+        assert results[r]["failed_warnings"] == ["FitFailedWarning"]
     assert max(root["serial_raced_dropped"]) == 0
     assert root["grouped_mean"] != root["mean"]

@@ -18,10 +18,13 @@ estimator is searched the same way on its other steps' output (skylite.model_sel
 """
 import numbers
 import time
+import traceback
+import warnings
 
 import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import ParameterGrid
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.utils import indexable
@@ -104,6 +107,20 @@ class KernelGridSearchCV(BaseSearchCV):
     verbose : int, default=0
         1: a line per grid point and fold (its score, fit time and iterations) and one per
         racing decision; on the root rank only under MPI.
+    pre_dispatch : int, str or None, default="2*n_jobs"
+        GridSearchCV's bound on the fits dispatched to its worker processes at once.  This
+        search runs its fits one after another in this process, so nothing is dispatched
+        and the value changes nothing; it is taken so that code written for GridSearchCV
+        runs unchanged.
+    error_score : "raise" or float, default=np.nan
+        A grid point's score on a fold whose fit (or scoring) raises an exception, as in
+        GridSearchCV: "raise" re-raises it and ends the search; a number is recorded as
+        that fold's test (and train) score, and a `FitFailedWarning` at the end of the
+        search lists the errors.  If every fit fails the search raises ValueError.  A
+        failure inside a regularization path costs only its own grid point: the path's
+        remaining values are solved by a new path from the next one.  Input that no fit
+        could take (an unknown parameter, C <= 0, ...) is refused before any fit, whatever
+        error_score says.
     return_train_score : bool, default=False
         Also score each fold model on the fold's training rows (``split<k>_train_score``,
         ``mean_train_score``, ...), to see how far the fit is from the test scores; it
@@ -115,9 +132,11 @@ class KernelGridSearchCV(BaseSearchCV):
         As GridSearchCV's: mean/std fit and score times, ``param_<name>``, ``params``,
         ``split<k>_test_score``, mean/std/rank test score.  A grid point dropped by racing
         has NaN for the folds it did not run, its mean over those it ran, and ranks after
-        every point that ran all folds.
+        every point that ran all folds; a point whose mean is NaN (a failed fit with
+        error_score=np.nan) ranks last.
     best_index_, best_params_, best_score_ : int, dict, float
-        The best grid point (rank 1) among those that ran every fold.
+        The best grid point (rank 1) among those that ran every fold with a finite mean
+        score.
     best_estimator_ : estimator
         The best grid point refitted on all the rows (refit=True).
     refit_time_ : float
@@ -132,7 +151,7 @@ class KernelGridSearchCV(BaseSearchCV):
 
     def __init__(self, estimator, param_grid, *, cv=5, scoring=None, refit=True,
                  racing=True, stack_folds=False, n_jobs=None, verbose=0,
-                 return_train_score=False):
+                 pre_dispatch="2*n_jobs", error_score=np.nan, return_train_score=False):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
@@ -142,9 +161,9 @@ class KernelGridSearchCV(BaseSearchCV):
         self.stack_folds = stack_folds
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.pre_dispatch = pre_dispatch
+        self.error_score = error_score
         self.return_train_score = return_train_score
-        # what scikit-learn's BaseSearchCV methods read
-        self.pre_dispatch, self.error_score = None, np.nan
 
     def fit(self, X, y, groups=None, **fit_params):
         """Run the search on rows X and targets y (this rank's rows under MPI).
@@ -195,6 +214,8 @@ class KernelGridSearchCV(BaseSearchCV):
                 raise ValueError(f"{flag} must be True or False, got {getattr(self, flag)!r}")
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(f"verbose must be an int >= 0, got {self.verbose!r}")
+        _check_error_score(self.error_score)
+        _check_pre_dispatch(self.pre_dispatch)
         base = clone(self.estimator)
         final, prefix = final_step(base), pipeline_prefix(base)
         if prefix and self.stack_folds:
@@ -264,6 +285,9 @@ class KernelGridSearchCV(BaseSearchCV):
             return trains[k]
         shown = scorings.main or next(iter(scorings.scorers))      # in the progress lines
         fit_times, score_times = np.zeros((n, k_folds)), np.zeros((n, k_folds))
+        attempted = np.zeros((n, k_folds), dtype=bool)  # fitted, or tried to be
+        failed = np.zeros((n, k_folds), dtype=bool)     # ... and raised (error_score)
+        failures = []                                     # their tracebacks
         alive, dropped = np.ones(n, dtype=bool), np.full(n, -1)
         scored_rows = 0
         fitted_inputs = {key: value for key, value in checker.__dict__.items()
@@ -285,6 +309,7 @@ class KernelGridSearchCV(BaseSearchCV):
             its other steps, the model -> the fitted pipeline, the training rows through its
             other steps); a callable scoring is given the pipeline and the raw rows."""
             fit_times[i, k] = seconds
+            attempted[i, k], failed[i, k] = True, False
             start = time.perf_counter()
             X_test, y_test = tests[k]
             rows = X_test if view is None else view[0]
@@ -308,6 +333,20 @@ class KernelGridSearchCV(BaseSearchCV):
                 f"{scores[shown][i, k]:.4f} ({seconds:.1f} s{how}, {model.n_iter_} "
                 f"iterations)")
 
+        def fail(i, k, error, seconds):
+            """Record grid point i's failed fit (or scoring) of fold k: error_score."""
+            fit_times[i, k], score_times[i, k] = seconds, 0.0
+            attempted[i, k], failed[i, k] = True, True
+            for table in (scores, train_scores):
+                for metric in (table or {}):
+                    table[metric][i, k] = self.error_score
+            if racing:
+                correct[k][i] = False
+            failures.append("".join(traceback.format_exception(error)))
+            say(f"[fold {k + 1}/{k_folds}] {_describe(candidates[i])}: fit failed "
+                f"({type(error).__name__}: {error}), score {self.error_score}")
+
+        keep_going = not (isinstance(self.error_score, str) and self.error_score == "raise")
         stacked = set()
         for p, (fixed, members) in enumerate(paths):
             estimator = clone(base).set_params(**fixed)
@@ -318,7 +357,16 @@ class KernelGridSearchCV(BaseSearchCV):
                 score(members[index], k, model, seconds, " of a solve of every fold")
 
             path = StackedPath(estimator, X, y, folds.splits, fitted_inputs)
-            if path.run([value_of(i) for i in members], on_fold_model, dist):
+            try:
+                solved_together = path.run([value_of(i) for i in members], on_fold_model,
+                                           dist)
+            except Exception as error:
+                if not keep_going:
+                    raise
+                say(f"the solve of every fold for {_describe(fixed)} failed "
+                    f"({type(error).__name__}: {error}): fold by fold instead")
+                solved_together = False
+            if solved_together:
                 stacked.add(p)
         done = np.zeros(n, dtype=bool)
         for p in stacked:
@@ -328,7 +376,9 @@ class KernelGridSearchCV(BaseSearchCV):
             steps = FoldSteps(X_train, y_train, tests[k][0]) if prefix else None
             _fit_fold(base, paths, stacked, alive, value_of, X_train, y_train,
                       lambda i, model, seconds, view, k=k: score(i, k, model, seconds, "",
-                                                                  view), steps)
+                                                                  view),
+                      (lambda i, error, seconds, k=k: fail(i, k, error, seconds))
+                      if keep_going else None, steps)
             trains.pop(k)                                # a copy of the fold's rows
             scored_rows += int(dist.sum_to_all(np.array([len(test)]))[0])
             if racing and k < k_folds - 1:
@@ -340,8 +390,10 @@ class KernelGridSearchCV(BaseSearchCV):
                     say(f"racing: {int((alive & ~still).sum())} grid point(s) clearly behind "
                         f"after fold {k + 1} are not fitted on the others")
                 alive = still
+        if failed.any():
+            _report_failures(failures, int(attempted.sum()), self.error_score)
         self._set_results(candidates, scores, fit_times, score_times, alive, scorings.main,
-                          train_scores)
+                          train_scores, attempted)
         self.dropped_after_ = dropped
         self.scorer_, self.multimetric_ = scorings.scorer_, scorings.multimetric
         self.n_splits_ = k_folds
@@ -354,43 +406,63 @@ class KernelGridSearchCV(BaseSearchCV):
                 f"{self.refit_time_:.1f} s")
         return self
 
-    def _set_results(self, candidates, scores, fit_times, score_times, complete, main,
-                     train_scores=None):
+    def _set_results(self, candidates, scores, fit_times, score_times, alive, main,
+                     train_scores=None, ran=None):
         """cv_results_ and the best grid point (by the scoring named `main`; none if None),
         with GridSearchCV's keys and meanings; scores (and train_scores, if any): name ->
-        (n_candidates, n_splits)."""
-        ran = ~np.isnan(next(iter(scores.values())))    # the folds each grid point ran
+        (n_candidates, n_splits); alive: the points that ran every fold; ran: the folds
+        each point was fitted on (by default where its score is not NaN)."""
+        if ran is None:
+            ran = ~np.isnan(next(iter(scores.values())))
         fit_times, score_times = (np.where(ran, t, np.nan) for t in (fit_times, score_times))
-        results = {"mean_fit_time": np.nanmean(fit_times, axis=1),
-                   "std_fit_time": np.nanstd(fit_times, axis=1),
-                   "mean_score_time": np.nanmean(score_times, axis=1),
-                   "std_score_time": np.nanstd(score_times, axis=1)}
+        results = {"mean_fit_time": _row_mean(fit_times),
+                   "std_fit_time": _row_std(fit_times),
+                   "mean_score_time": _row_mean(score_times),
+                   "std_score_time": _row_std(score_times)}
         for key in sorted({k for c in candidates for k in c}):
             results[f"param_{key}"] = _masked_column(candidates, key)
         results["params"] = candidates
         for name, table in scores.items():
             for k in range(table.shape[1]):
                 results[f"split{k}_test_{name}"] = table[:, k]
-            mean = np.nanmean(table, axis=1)
+            mean = _row_mean(table)
             results[f"mean_test_{name}"] = mean
-            results[f"std_test_{name}"] = np.nanstd(table, axis=1)
-            # the points that ran every fold first, each group by decreasing mean (ties: min)
+            results[f"std_test_{name}"] = _row_std(table)
+            # the points that ran every fold to a finite mean first, then those racing
+            # dropped, each group by decreasing mean (ties: min); NaN means last
+            complete = alive & np.isfinite(mean)
             key = np.where(complete, mean, np.nan)
             ranks = rankdata(-np.nan_to_num(key, nan=-np.inf), method="min")
             behind = ~complete
             if behind.any():
-                ranks[behind] = complete.sum() + rankdata(-mean[behind], method="min")
+                ranks[behind] = complete.sum() + rankdata(
+                    -np.nan_to_num(mean[behind], nan=-np.inf), method="min")
             results[f"rank_test_{name}"] = ranks.astype(np.int32)
             if train_scores is not None:
                 for k in range(table.shape[1]):
                     results[f"split{k}_train_{name}"] = train_scores[name][:, k]
-                results[f"mean_train_{name}"] = np.nanmean(train_scores[name], axis=1)
-                results[f"std_train_{name}"] = np.nanstd(train_scores[name], axis=1)
+                results[f"mean_train_{name}"] = _row_mean(train_scores[name])
+                results[f"std_train_{name}"] = _row_std(train_scores[name])
         self.cv_results_ = results
         if main is not None:
             self.best_index_ = int(np.argmin(results[f"rank_test_{main}"]))
             self.best_params_ = candidates[self.best_index_]
             self.best_score_ = float(results[f"mean_test_{main}"][self.best_index_])
+
+
+def _row_mean(table):
+    """The mean of each row of `table` over its non-NaN entries; NaN, without a warning,
+    for a row of NaNs only (a grid point whose every fit failed)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(table, axis=1)
+
+
+def _row_std(table):
+    """As _row_mean, the standard deviation."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanstd(table, axis=1)
 
 
 def _specs(scoring):
@@ -400,33 +472,87 @@ def _specs(scoring):
     return list(scoring) if isinstance(scoring, (list, tuple, set)) else [scoring]
 
 
-def _fit_fold(base, paths, stacked, alive, value_of, X_fit, y_fit, score, steps=None):
+def _fit_fold(base, paths, stacked, alive, value_of, X_fit, y_fit, score, fail=None,
+              steps=None):
     """Fit one fold: for each path not in `stacked` (the indices of paths solved already),
     its grid points still alive, on the fold's training rows X_fit, y_fit, in one
     `fit_path`; score(i, model, seconds, view) after each grid point i's solve.  The fold's
     k-means landmarks and the sigma-free part of their kernel blocks are computed once for
     every path, and each path's models are scored on test rows transformed once.  steps:
     for a Pipeline, its other steps fitted on the fold (a FoldSteps), whose transformed rows
-    the last step's path is fitted on (view: see `score` in KernelGridSearchCV._search)."""
+    the last step's path is fitted on (view: see `score` in KernelGridSearchCV._search).
+    fail(i, error, seconds), if given, takes an exception raised while grid point i was
+    fitted or scored, and the path goes on from the next point in a new `fit_path`;
+    without it the exception propagates."""
     with shared_across_bandwidths():
         for p, (fixed, members) in enumerate(paths):
-            run = [i for i in members if alive[i]]
-            if p in stacked or not run:
+            pending = [i for i in members if alive[i]]
+            if p in stacked:
                 continue
-            estimator, rows, view = clone(base).set_params(**fixed), X_fit, None
-            if steps is not None:
-                estimator, rows, test_rows, pipeline_of = steps.prepared(estimator)
-                view = (test_rows, pipeline_of, rows)
-            solved, clock = iter(run), [time.perf_counter()]
+            while pending:
+                clock = [time.perf_counter()]
+                try:
+                    _fit_path(base, fixed, pending, value_of, X_fit, y_fit, score, steps,
+                              clock)
+                except Exception as error:
+                    if fail is None or not pending:
+                        raise
+                    fail(pending.pop(0), error, time.perf_counter() - clock[0])
 
-            def on_model(model, view=view):
-                score(next(solved), model, time.perf_counter() - clock[0], view)
-                clock[0] = time.perf_counter()
 
-            budget = min(available_memory_bytes() // 8, KEPT_TEST_FEATURES_BYTES)
-            with kept_features(budget):
-                estimator.fit_path(rows, y_fit, [value_of(i) for i in run],
-                                   on_model=on_model)
+def _fit_path(base, fixed, pending, value_of, X_fit, y_fit, score, steps, clock):
+    """One `fit_path` of the estimator base with the parameters `fixed` over the grid points
+    `pending` (see _fit_fold), each removed from it once scored; clock[0]: when the
+    current point's fit began."""
+    estimator, rows, view = clone(base).set_params(**fixed), X_fit, None
+    if steps is not None:
+        estimator, rows, test_rows, pipeline_of = steps.prepared(estimator)
+        view = (test_rows, pipeline_of, rows)
+
+    def on_model(model):
+        score(pending[0], model, time.perf_counter() - clock[0], view)
+        pending.pop(0)
+        clock[0] = time.perf_counter()
+
+    budget = min(available_memory_bytes() // 8, KEPT_TEST_FEATURES_BYTES)
+    with kept_features(budget):
+        estimator.fit_path(rows, y_fit, [value_of(i) for i in pending], on_model=on_model)
+
+
+def _check_error_score(error_score):
+    """error_score is "raise" or a real number (ValueError otherwise)."""
+    if isinstance(error_score, str):
+        if error_score != "raise":
+            raise ValueError(f"error_score must be 'raise' or a number, got {error_score!r}")
+    elif isinstance(error_score, bool) or not isinstance(error_score, numbers.Real):
+        raise ValueError(f"error_score must be 'raise' or a number, got {error_score!r}")
+
+
+def _check_pre_dispatch(pre_dispatch):
+    """pre_dispatch is None, an int >= 1 or a str (joblib's expression), as GridSearchCV
+    takes it (ValueError otherwise); it has no effect here."""
+    if pre_dispatch is None or isinstance(pre_dispatch, str):
+        return
+    if (isinstance(pre_dispatch, bool) or not isinstance(pre_dispatch, numbers.Integral)
+            or pre_dispatch < 1):
+        raise ValueError(f"pre_dispatch must be None, an int >= 1 or a str such as "
+                         f"'2*n_jobs', got {pre_dispatch!r}")
+
+
+def _report_failures(failures, n_fits, error_score):
+    """After a search with failed fits: ValueError if every fit failed, else a
+    FitFailedWarning; both list each distinct error (its traceback) and how often."""
+    counts = {}
+    for text in failures:
+        counts[text] = counts.get(text, 0) + 1
+    details = "\n".join(f"{count} fit(s) failed with the following error:\n{text}"
+                         for text, count in counts.items())
+    if len(failures) == n_fits:
+        raise ValueError(f"All the {n_fits} fits failed: the estimator or the grid is "
+                         f"probably misconfigured.  The errors:\n{details}")
+    warnings.warn(f"{len(failures)} of the {n_fits} fits failed; their scores are set to "
+                  f"error_score={error_score!r} (error_score='raise' raises the first "
+                  f"instead).  The errors:\n{details}", FitFailedWarning, stacklevel=4)
 
 
 def _pipeline_rows(X, y):

@@ -487,6 +487,16 @@ def search():
     out["drawn_params"] = [{k: float(v) for k, v in p.items()} for p in
                            drawn.cv_results_["params"]]
     out["drawn_mean"] = drawn.cv_results_["mean_test_score"].tolist()
+    import warnings
+    landmarks = {"n_features": [64, 500], "C": [1.0]}     # 500 > a fold's 400 training rows
+    nystroem = clone(est).set_params(method="nystroem")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        failing = KernelGridSearchCV(clone(nystroem).set_params(comm=comm), landmarks, cv=3,
+                                     racing=False, refit=False).fit(X[mine], y[mine])
+    out["failed_mean"] = failing.cv_results_["mean_test_score"].tolist()
+    out["failed_warnings"] = [type(w.message).__name__ for w in caught
+                              if "fits failed" in str(w.message)]
     try:                                     # groups from one rank only: refused on both
         KernelGridSearchCV(clone(est).set_params(comm=comm), grid, cv=GroupKFold(3)).fit(
             X[mine], y[mine], groups=writers[mine] if rank == 0 else None)
@@ -499,6 +509,11 @@ def search():
                 X, y, groups=writers).cv_results_["mean_test_score"].tolist()
         out["serial_raced_dropped"] = KernelGridSearchCV(
             est, narrow, cv=3, refit=False).fit(X, y).dropped_after_.tolist()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out["serial_failed_mean"] = KernelGridSearchCV(
+                nystroem, landmarks, cv=3, racing=False, refit=False).fit(
+                    X, y).cv_results_["mean_test_score"].tolist()
         serial = KernelGridSearchCV(est, grid, cv=3, racing=False).fit(X, y)
         out["serial_best_params"] = serial.best_params_
         out["serial_mean"] = serial.cv_results_["mean_test_score"].tolist()
