@@ -384,3 +384,70 @@ def test_bad_engine_parameters(problem):
         BlockADMM(fmap, loss, reg, -1.0)
     with pytest.raises(ValueError, match="n_row_blocks"):
         BlockADMM(fmap, loss, reg, 1e-3, n_row_blocks=700).fit(X, np.ones((600, 1)))
+
+
+@pytest.mark.parametrize("sweep, budget", [("rows", 10**9), ("rows", 0), ("columns", 10**9)])
+@pytest.mark.parametrize("loss_name, relaxation", [("hinge", 1.8), ("squared", 1.0)])
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_a_warm_start_sets_the_fixed_point_its_model_implies(problem, monkeypatch, sweep,
+                                                             budget, loss_name, relaxation,
+                                                             precision):
+    """Right after a start at W0, every variable is where `start_at_model` defines it, from
+    the explicit Z in float64: O_i = Z_i W0, U_ij = Z~_ij^T Z~_ij W~0_j, nu_i = -g(O_i)/rho,
+    mu'_ij = Z~_ij^T nu_i, mu = -sum_i mu'_i (Z~ = c Z, W~0 = W0/c), over 2 row blocks, by
+    the row sweep's passes (Z cached or regenerated) and by the column sweep's blocks; the
+    row sweep's carried G is Z~_i^T [nu_i | 0], valid."""
+    import skylite.admm.blockadmm as blockadmm
+    import skylite.admm.starts as starts
+    X, y, fmap, Z = problem
+    Y, _ = code_labels(y, "ovr")
+    loss = (get_loss("squared", classification=True) if loss_name == "squared"
+            else get_loss(loss_name))
+    W0 = np.random.default_rng(1).normal(scale=0.3, size=(Z.shape[1], Y.shape[1]))
+    seen = {}
+    made = blockadmm.start_at_model
+
+    def recorded(W0, state, rows, feature_map, loss, c, rho, n_threads, dist):
+        made(W0, state, rows, feature_map, loss, c, rho, n_threads, dist)
+        seen.update(state={k: v.copy() for k, v in state.arrays().items()}, c=c, rho=rho,
+                    rows=[data.Y.shape[0] for data in rows])
+    monkeypatch.setattr(blockadmm, "start_at_model", recorded)
+    by_passes = []
+    passes = starts._start_by_passes
+    monkeypatch.setattr(starts, "_start_by_passes",
+                        lambda *a: by_passes.append(1) or passes(*a))
+    engine = BlockADMM(fmap, loss, get_regularizer("l2"), 1e-3, max_iter=1, sweep=sweep,
+                       n_row_blocks=2, memory_budget=budget, precision=precision,
+                       relaxation=relaxation, acceleration=None)
+    with pytest.warns(ConvergenceWarning):
+        engine.fit(X, Y, W0=W0)
+    assert engine.method_.row_sweep_ == (sweep == "rows")
+    assert len(by_passes) == (2 if sweep == "rows" else 0)      # one per row block
+    state, c, rho = seen["state"], seen["c"], seen["rho"]
+    bounds = np.cumsum([0] + seen["rows"])
+    assert len(seen["rows"]) == 2
+    offsets = fmap.transform_op_.block_offsets
+    tol = 1e-4 if precision == "float32" else 1e-10
+    close = lambda a, b: np.linalg.norm(a - b) <= tol * np.linalg.norm(b)  # noqa: E731
+    mu = np.zeros_like(W0)
+    for i in range(2):
+        Zi = Z[bounds[i]:bounds[i + 1]]
+        O = Zi @ W0
+        nu = -loss.subgradient(O, Y[bounds[i]:bounds[i + 1]]) / rho
+        U = np.vstack([c * Zi[:, a:b].T @ (Zi[:, a:b] @ W0[a:b])
+                       for a, b in zip(offsets[:-1], offsets[1:])])
+        mu_p = c * Zi.T @ nu
+        mu -= mu_p
+        assert close(state[f"O_{i}"], O) and close(state[f"Obar_{i}"], O)
+        assert close(state[f"U_{i}"], U) and close(state[f"mu_p_{i}"], mu_p)
+        np.testing.assert_array_equal(state[f"nu_{i}"],
+                                      -loss.subgradient(state[f"O_{i}"],
+                                                        Y[bounds[i]:bounds[i + 1]]) / rho)
+        assert not state[f"Dbar_{i}"].any()
+        np.testing.assert_allclose(state[f"Wp_{i}"], W0 / c, rtol=1e-15)
+        if sweep == "rows":
+            G = state[f"G_{i}"]
+            assert state[f"G_valid_{i}"][0] == 1.0 and close(G[:, :W0.shape[1]], mu_p)
+            assert not G[:, W0.shape[1]:].any()
+    assert close(state["mu"], mu)
+    np.testing.assert_allclose(state["Wbar"], W0 / c, rtol=1e-15)

@@ -77,6 +77,8 @@ def test_two_ranks_repeat_the_simulated_row_blocks_and_reach_the_serial_optimum(
     assert root["iterations"] == [40, 40]
     assert root["history_rel"] <= 1e-10
     assert root["coef_rel"] <= 1e-10
+    assert root["warm_sweep"] == [True, True]
+    assert root["warm_history_rel"] <= 1e-10 and root["warm_coef_rel"] <= 1e-10
     # (a') with Anderson acceleration: the same decisions and iterates
     assert root["anderson"] == ["anderson", "anderson"]
     assert root["anderson_outcomes_same"] and root["anderson_accepted"] > 20

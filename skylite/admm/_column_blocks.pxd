@@ -199,3 +199,4 @@ cdef class ColumnBlocks:
                               double *U, double *Wp, const double *p, int m, int k,
                               double relax, Scratch *sc) noexcept nogil
     cdef void _whiten_block(self, Py_ssize_t j, double *V, int m) noexcept nogil
+    cdef void _times_factored_block(self, Py_ssize_t j, double *V, int m) noexcept nogil

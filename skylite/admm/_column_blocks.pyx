@@ -40,7 +40,7 @@ from libc.stdint cimport uint16_t
 from libc.math cimport isfinite
 from libc.string cimport memcpy
 from openmp cimport omp_get_wtime
-from scipy.linalg.cython_blas cimport dgemm, dtrsm, sgemm, ssyrk
+from scipy.linalg.cython_blas cimport dgemm, dtrmm, dtrsm, sgemm, ssyrk
 from scipy.linalg.cython_lapack cimport dpotrf
 
 from skylite.sketch._transform cimport BlockTransform, Rows, rows_of, rows_range, TILE_ROWS
@@ -359,6 +359,32 @@ cdef class ColumnBlocks:
         # V_j^T <- V_j^T L^-T, the first half of _solve_factored's solve
         dtrsm(b'R', b'L', b'T', b'N', &m, &s, &one, <double *> self.factor[j], &s,
               V + off * m, &m)
+
+
+    def times_factored(self, double[:, ::1] V, int n_threads):
+        """V_j <- (Z^T Z + I) V_j = L_j L_j^T V_j in place for every block (V: s x m), through
+        the factors alone, with no pass over Z: a warm start's U_j = Z^T Z W_j
+        (skylite.admm.starts).  Every block must be factored as Z^T Z + I (n_i >= s_j)."""
+        cdef Py_ssize_t m = V.shape[1], C = self.n_blocks, i
+        if V.shape[0] != self.T.n_features:
+            raise ValueError("V does not match the column blocks")
+        for i in range(C):
+            if self.woodbury[i] or not self.factored[i]:
+                raise ValueError("times_factored needs every block factored as Z^T Z + I")
+        if m == 0:
+            return
+        for i in prange(C, nogil=True, schedule='dynamic', chunksize=1,
+                        num_threads=min(n_threads, C)):
+            self._times_factored_block(i, &V[0, 0], <int> m)
+
+    cdef void _times_factored_block(self, Py_ssize_t j, double *V, int m) noexcept nogil:
+        cdef Py_ssize_t off = self.offsets[j]
+        cdef int s = <int> (self.offsets[j + 1] - off)
+        cdef double one = 1.0
+        cdef double *L = <double *> self.factor[j]
+        # V_j^T <- V_j^T L L^T (V_j^T is m x s in Fortran order; L lower, Fortran order)
+        dtrmm(b'R', b'L', b'N', b'N', &m, &s, &one, L, &s, V + off * m, &m)
+        dtrmm(b'R', b'L', b'T', b'N', &m, &s, &one, L, &s, V + off * m, &m)
 
 
 def _aligned_empty(shape, dtype):

@@ -63,8 +63,8 @@ def same_on_all_ranks(a):
 
 
 def consistency():
-    """(a) 2 ranks vs one process with 2 simulated row blocks (hinge, fixed iterations);
-    (b) 2 ranks reach the serial R = 1 optimum (squared loss, tight tol)."""
+    """(a) 2 ranks vs one process with 2 simulated row blocks (hinge, fixed iterations;
+    from zero and from a warm start); (b) 2 ranks reach the serial R = 1 optimum (squared loss, tight tol)."""
     X, y = data()
     fmap = GaussianRFF(256, sigma=0.6, n_blocks=4, random_state=0).fit(X)
     part = my_slice(len(X))
@@ -79,6 +79,19 @@ def consistency():
         out["history_rel"] = max(rel(history(mpi)[k], history(sim)[k]) for k in history(sim))
         out["coef_rel"] = float(np.linalg.norm(mpi.coef_ - sim.coef_)
                                 / np.linalg.norm(sim.coef_))
+    # (a'') a warm start at that model (each rank starts its row block by its own passes,
+    # mu summed over the ranks): the simulated row blocks' iterates again
+    W0 = mpi.coef_
+    mpi = engine(fmap, hinge, 1e-3, max_iter=10, tol=1e-14, comm=comm).fit(X[part], Y[part],
+                                                                            W0=W0)
+    if rank == 0:
+        sim = engine(fmap, hinge, 1e-3, max_iter=10, tol=1e-14, n_row_blocks=2).fit(X, Y,
+                                                                                   W0=W0)
+        out["warm_sweep"] = [bool(mpi.method_.row_sweep_), bool(sim.method_.row_sweep_)]
+        out["warm_history_rel"] = max(rel(history(mpi)[k], history(sim)[k]) for k in
+                                      history(sim))
+        out["warm_coef_rel"] = float(np.linalg.norm(mpi.coef_ - sim.coef_)
+                                     / np.linalg.norm(sim.coef_))
     # (a') the same with Anderson acceleration (the default for logistic loss): its inner
     # products are reduced over the ranks, so both take the same decisions
     logistic = get_loss("logistic")
