@@ -198,5 +198,4 @@ cdef class ColumnBlocks:
     cdef void _solve_factored(self, Py_ssize_t j, const double *Wbar, const double *mu_p,
                               double *U, double *Wp, const double *p, int m, int k,
                               double relax, Scratch *sc) noexcept nogil
-    cdef void _whiten_block(self, Py_ssize_t j, double *V, int m) noexcept nogil
-    cdef void _times_factored_block(self, Py_ssize_t j, double *V, int m) noexcept nogil
+    cdef void _factor_block(self, Py_ssize_t j, double *V, int m, bint inverse) noexcept nogil

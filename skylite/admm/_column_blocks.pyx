@@ -341,50 +341,45 @@ cdef class ColumnBlocks:
         Anderson acceleration measures the U part of its residuals this way: U_j = Z_j^T
         O'_j lives in feature space, where the Euclidean norm weighs O'_j by the squared
         singular values of Z_j, and (Z_j^T Z_j + I)^-1 takes it back to about ||O'_j||."""
-        cdef Py_ssize_t m = V.shape[1], C = self.n_blocks, i
-        if V.shape[0] != self.T.n_features:
-            raise ValueError("V does not match the column blocks")
-        if m == 0:
-            return
-        for i in prange(C, nogil=True, schedule='dynamic', chunksize=1,
-                        num_threads=min(n_threads, C)):
-            self._whiten_block(i, &V[0, 0], <int> m)
-
-    cdef void _whiten_block(self, Py_ssize_t j, double *V, int m) noexcept nogil:
-        cdef Py_ssize_t off = self.offsets[j]
-        cdef int s = <int> (self.offsets[j + 1] - off)
-        cdef double one = 1.0
-        if self.woodbury[j] or not self.factored[j]:
-            return
-        # V_j^T <- V_j^T L^-T, the first half of _solve_factored's solve
-        dtrsm(b'R', b'L', b'T', b'N', &m, &s, &one, <double *> self.factor[j], &s,
-              V + off * m, &m)
-
+        self._apply_factors(V, n_threads, True)
 
     def times_factored(self, double[:, ::1] V, int n_threads):
         """V_j <- (Z^T Z + I) V_j = L_j L_j^T V_j in place for every block (V: s x m), through
         the factors alone, with no pass over Z: a warm start's U_j = Z^T Z W_j
         (skylite.admm.starts).  Every block must be factored as Z^T Z + I (n_i >= s_j)."""
+        cdef Py_ssize_t j
+        for j in range(self.n_blocks):
+            if self.woodbury[j] or not self.factored[j]:
+                raise ValueError("times_factored needs every block factored as Z^T Z + I")
+        self._apply_factors(V, n_threads, False)
+
+    def _apply_factors(self, double[:, ::1] V, int n_threads, bint inverse):
+        """`whiten` (inverse) or `times_factored`, in parallel over the blocks."""
         cdef Py_ssize_t m = V.shape[1], C = self.n_blocks, i
         if V.shape[0] != self.T.n_features:
             raise ValueError("V does not match the column blocks")
-        for i in range(C):
-            if self.woodbury[i] or not self.factored[i]:
-                raise ValueError("times_factored needs every block factored as Z^T Z + I")
         if m == 0:
             return
         for i in prange(C, nogil=True, schedule='dynamic', chunksize=1,
                         num_threads=min(n_threads, C)):
-            self._times_factored_block(i, &V[0, 0], <int> m)
+            self._factor_block(i, &V[0, 0], <int> m, inverse)
 
-    cdef void _times_factored_block(self, Py_ssize_t j, double *V, int m) noexcept nogil:
+    cdef void _factor_block(self, Py_ssize_t j, double *V, int m,
+                            bint inverse) noexcept nogil:
+        """Block j of `_apply_factors`: V_j <- L^-1 V_j (inverse) or L L^T V_j; a block
+        factored through Woodbury or not yet factored is left as it is.  V_j^T is m x s_j
+        in Fortran order, and L is lower triangular in Fortran order."""
         cdef Py_ssize_t off = self.offsets[j]
         cdef int s = <int> (self.offsets[j + 1] - off)
         cdef double one = 1.0
         cdef double *L = <double *> self.factor[j]
-        # V_j^T <- V_j^T L L^T (V_j^T is m x s in Fortran order; L lower, Fortran order)
-        dtrmm(b'R', b'L', b'N', b'N', &m, &s, &one, L, &s, V + off * m, &m)
-        dtrmm(b'R', b'L', b'T', b'N', &m, &s, &one, L, &s, V + off * m, &m)
+        if self.woodbury[j] or not self.factored[j]:
+            return
+        if inverse:     # V_j^T <- V_j^T L^-T, the first half of _solve_factored's solve
+            dtrsm(b'R', b'L', b'T', b'N', &m, &s, &one, L, &s, V + off * m, &m)
+        else:           # V_j^T <- V_j^T L L^T
+            dtrmm(b'R', b'L', b'N', b'N', &m, &s, &one, L, &s, V + off * m, &m)
+            dtrmm(b'R', b'L', b'T', b'N', &m, &s, &one, L, &s, V + off * m, &m)
 
 
 def _aligned_empty(shape, dtype):
