@@ -18,13 +18,11 @@ estimator is searched the same way on its other steps' output (skylite.model_sel
 """
 import numbers
 import time
-import traceback
 import warnings
 
 import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import clone
-from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import ParameterGrid
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.utils import indexable
@@ -36,6 +34,7 @@ from .._path import path_parameter
 from .._threads import jobs_as_threads
 from .._validation import check_positive, take_rows
 from ..sketch._landmarks import shared_across_bandwidths
+from ._failures import check_error_score, failure_text, report_failures
 from ._folds import Folds
 from ._pipeline import FoldSteps, final_step, pipeline_prefix, rows_of
 from ._racing import co_correct, surviving
@@ -214,7 +213,7 @@ class KernelGridSearchCV(BaseSearchCV):
                 raise ValueError(f"{flag} must be True or False, got {getattr(self, flag)!r}")
         if not isinstance(self.verbose, numbers.Integral) or self.verbose < 0:
             raise ValueError(f"verbose must be an int >= 0, got {self.verbose!r}")
-        _check_error_score(self.error_score)
+        check_error_score(self.error_score)
         _check_pre_dispatch(self.pre_dispatch)
         base = clone(self.estimator)
         final, prefix = final_step(base), pipeline_prefix(base)
@@ -342,7 +341,7 @@ class KernelGridSearchCV(BaseSearchCV):
                     table[metric][i, k] = self.error_score
             if racing:
                 correct[k][i] = False
-            failures.append("".join(traceback.format_exception(error)))
+            failures.append(failure_text(error))
             say(f"[fold {k + 1}/{k_folds}] {_describe(candidates[i])}: fit failed "
                 f"({type(error).__name__}: {error}), score {self.error_score}")
 
@@ -391,7 +390,7 @@ class KernelGridSearchCV(BaseSearchCV):
                         f"after fold {k + 1} are not fitted on the others")
                 alive = still
         if failed.any():
-            _report_failures(failures, int(attempted.sum()), self.error_score)
+            report_failures(failures, int(attempted.sum()), self.error_score)
         self._set_results(candidates, scores, fit_times, score_times, alive, scorings.main,
                           train_scores, attempted)
         self.dropped_after_ = dropped
@@ -519,15 +518,6 @@ def _fit_path(base, fixed, pending, value_of, X_fit, y_fit, score, steps, clock)
         estimator.fit_path(rows, y_fit, [value_of(i) for i in pending], on_model=on_model)
 
 
-def _check_error_score(error_score):
-    """error_score is "raise" or a real number (ValueError otherwise)."""
-    if isinstance(error_score, str):
-        if error_score != "raise":
-            raise ValueError(f"error_score must be 'raise' or a number, got {error_score!r}")
-    elif isinstance(error_score, bool) or not isinstance(error_score, numbers.Real):
-        raise ValueError(f"error_score must be 'raise' or a number, got {error_score!r}")
-
-
 def _check_pre_dispatch(pre_dispatch):
     """pre_dispatch is None, an int >= 1 or a str (joblib's expression), as GridSearchCV
     takes it (ValueError otherwise); it has no effect here."""
@@ -537,22 +527,6 @@ def _check_pre_dispatch(pre_dispatch):
             or pre_dispatch < 1):
         raise ValueError(f"pre_dispatch must be None, an int >= 1 or a str such as "
                          f"'2*n_jobs', got {pre_dispatch!r}")
-
-
-def _report_failures(failures, n_fits, error_score):
-    """After a search with failed fits: ValueError if every fit failed, else a
-    FitFailedWarning; both list each distinct error (its traceback) and how often."""
-    counts = {}
-    for text in failures:
-        counts[text] = counts.get(text, 0) + 1
-    details = "\n".join(f"{count} fit(s) failed with the following error:\n{text}"
-                         for text, count in counts.items())
-    if len(failures) == n_fits:
-        raise ValueError(f"All the {n_fits} fits failed: the estimator or the grid is "
-                         f"probably misconfigured.  The errors:\n{details}")
-    warnings.warn(f"{len(failures)} of the {n_fits} fits failed; their scores are set to "
-                  f"error_score={error_score!r} (error_score='raise' raises the first "
-                  f"instead).  The errors:\n{details}", FitFailedWarning, stacklevel=4)
 
 
 def _pipeline_rows(X, y):
