@@ -474,7 +474,7 @@ def test_several_scorings_are_reported_as_grid_search_cv_reports_them(digits, sc
     (["accuracy", "f1_macro"], "f1", "refit must be the name of one of them"),
     ([], False, "scoring is empty"),
     (["accuracy", "accuracy"], "accuracy", "names a scorer twice"),
-    ("accuracy", "accuracy", "refit must be True or False"),
+    ("accuracy", "accuracy", "refit must be True, False or a callable"),
     (["accuracy", "no_such_scorer"], "accuracy", "no_such_scorer"),
 ])
 def test_bad_scorings_are_refused_before_any_fit(digits, monkeypatch, scoring, refit,
@@ -668,3 +668,38 @@ def test_grid_search_cv_code_runs_unchanged_with_its_every_option(digits):
     assert set(GridSearchCV(svc(), {"C": [1.0]}).get_params()) <= set(ours.get_params())
     assert (set(RandomizedSearchCV(svc(), {"C": [1.0]}).get_params())
             <= set(KernelRandomizedSearchCV(svc(), {"C": [1.0]}).get_params()))
+
+
+def _one_standard_error(results):
+    """The smallest C whose mean test score is within one standard deviation of the best
+    (a callable refit)."""
+    mean, std = results["mean_test_score"], results["std_test_score"]
+    best = int(np.nanargmax(mean))
+    near = np.flatnonzero(mean >= mean[best] - std[best])
+    return int(near[np.argmin(np.asarray(results["param_C"], dtype=float)[near])])
+
+
+def test_a_callable_refit_chooses_as_in_grid_search_cv(digits):
+    X, y = digits
+    grid = {"C": [0.1, 1.0, 10.0, 100.0], "sigma": [0.5]}
+    ours = KernelGridSearchCV(svc(tol=1e-5), grid, cv=3, refit=_one_standard_error).fit(X, y)
+    theirs = GridSearchCV(svc(tol=1e-5), grid, cv=3, refit=_one_standard_error).fit(X, y)
+    assert ours.best_index_ == theirs.best_index_
+    assert ours.best_params_ == theirs.best_params_
+    assert ours.best_estimator_.C == theirs.best_params_["C"]
+    assert not hasattr(ours, "best_score_") and not hasattr(theirs, "best_score_")
+    assert (ours.dropped_after_ == -1).all()        # racing: accuracy does not choose
+    several = KernelGridSearchCV(svc(), grid, cv=3, scoring=["accuracy", "f1_macro"],
+                                 refit=lambda results: 0).fit(X, y)
+    assert several.best_index_ == 0 and several.best_estimator_.C == 0.1
+
+
+@pytest.mark.parametrize("returned, error", [(1.0, TypeError), (True, TypeError),
+                                             (4, IndexError), (-1, IndexError)])
+def test_a_callable_refit_that_returns_no_grid_point_is_refused(digits, returned, error):
+    X, y = digits
+    search = KernelGridSearchCV(svc(), {"C": [1.0, 10.0], "sigma": [0.5]}, cv=2,
+                                refit=lambda results: returned)
+    with pytest.raises(error, match="returned"):
+        search.fit(X, y)
+    assert not hasattr(search, "cv_results_")

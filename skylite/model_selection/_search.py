@@ -18,10 +18,8 @@ estimator is searched the same way on its other steps' output (skylite.model_sel
 """
 import numbers
 import time
-import warnings
 
 import numpy as np
-from scipy.stats import rankdata
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.model_selection._search import BaseSearchCV
@@ -38,6 +36,7 @@ from ._failures import check_error_score, failure_text, report_failures
 from ._folds import Folds
 from ._pipeline import FoldSteps, final_step, pipeline_prefix, rows_of
 from ._racing import co_correct, surviving
+from ._results import best_index, chosen_index, search_results
 from ._scoring import Scorings
 from ._stacked import StackedPath, stackable
 
@@ -81,9 +80,14 @@ class KernelGridSearchCV(BaseSearchCV):
         several (scorer names, or a dict of names to scorers: GridSearchCV's multi-metric
         evaluation, skylite.model_selection._scoring).  Under MPI only None, whose score is
         collective.
-    refit : bool or str, default=True
+    refit : bool, str or callable, default=True
         Refit the best grid point on all the rows (``best_estimator_``).  With several
-        scorings: the name of the one that chooses the best grid point, or False.
+        scorings: the name of the one that chooses the best grid point, or False.  A
+        callable chooses the best grid point itself, as GridSearchCV's: given
+        ``cv_results_``, it returns ``best_index_`` (e.g. the smallest C whose mean score
+        is within one standard deviation of the best); ``best_score_`` is then not set,
+        and racing does not apply (accuracy does not choose).  Under MPI every rank calls
+        it on the same ``cv_results_``.
     racing : bool, default=True
         Drop grid points whose accuracy is clearly behind after a fold
         (skylite.model_selection._racing; only where accuracy chooses the best point)
@@ -391,8 +395,16 @@ class KernelGridSearchCV(BaseSearchCV):
                 alive = still
         if failed.any():
             report_failures(failures, int(attempted.sum()), self.error_score)
-        self._set_results(candidates, scores, fit_times, score_times, alive, scorings.main,
-                          train_scores, attempted)
+        self.cv_results_ = search_results(candidates, scores, fit_times, score_times,
+                                          alive, attempted, train_scores)
+        if scorings.choose is not None:
+            self.best_index_ = chosen_index(scorings.choose, self.cv_results_)
+        elif scorings.main is not None:
+            self.best_index_ = best_index(self.cv_results_, scorings.main)
+            self.best_score_ = float(
+                self.cv_results_[f"mean_test_{scorings.main}"][self.best_index_])
+        if scorings.choose is not None or scorings.main is not None:
+            self.best_params_ = candidates[self.best_index_]
         self.dropped_after_ = dropped
         self.scorer_, self.multimetric_ = scorings.scorer_, scorings.multimetric
         self.n_splits_ = k_folds
@@ -404,65 +416,6 @@ class KernelGridSearchCV(BaseSearchCV):
             say(f"refit {_describe(self.best_params_)} on all {folds.n_rows} rows: "
                 f"{self.refit_time_:.1f} s")
         return self
-
-    def _set_results(self, candidates, scores, fit_times, score_times, alive, main,
-                     train_scores=None, ran=None):
-        """cv_results_ and the best grid point (by the scoring named `main`; none if None),
-        with GridSearchCV's keys and meanings; scores (and train_scores, if any): name ->
-        (n_candidates, n_splits); alive: the points that ran every fold; ran: the folds
-        each point was fitted on (by default where its score is not NaN)."""
-        if ran is None:
-            ran = ~np.isnan(next(iter(scores.values())))
-        fit_times, score_times = (np.where(ran, t, np.nan) for t in (fit_times, score_times))
-        results = {"mean_fit_time": _row_mean(fit_times),
-                   "std_fit_time": _row_std(fit_times),
-                   "mean_score_time": _row_mean(score_times),
-                   "std_score_time": _row_std(score_times)}
-        for key in sorted({k for c in candidates for k in c}):
-            results[f"param_{key}"] = _masked_column(candidates, key)
-        results["params"] = candidates
-        for name, table in scores.items():
-            for k in range(table.shape[1]):
-                results[f"split{k}_test_{name}"] = table[:, k]
-            mean = _row_mean(table)
-            results[f"mean_test_{name}"] = mean
-            results[f"std_test_{name}"] = _row_std(table)
-            # the points that ran every fold to a finite mean first, then those racing
-            # dropped, each group by decreasing mean (ties: min); NaN means last
-            complete = alive & np.isfinite(mean)
-            key = np.where(complete, mean, np.nan)
-            ranks = rankdata(-np.nan_to_num(key, nan=-np.inf), method="min")
-            behind = ~complete
-            if behind.any():
-                ranks[behind] = complete.sum() + rankdata(
-                    -np.nan_to_num(mean[behind], nan=-np.inf), method="min")
-            results[f"rank_test_{name}"] = ranks.astype(np.int32)
-            if train_scores is not None:
-                for k in range(table.shape[1]):
-                    results[f"split{k}_train_{name}"] = train_scores[name][:, k]
-                results[f"mean_train_{name}"] = _row_mean(train_scores[name])
-                results[f"std_train_{name}"] = _row_std(train_scores[name])
-        self.cv_results_ = results
-        if main is not None:
-            self.best_index_ = int(np.argmin(results[f"rank_test_{main}"]))
-            self.best_params_ = candidates[self.best_index_]
-            self.best_score_ = float(results[f"mean_test_{main}"][self.best_index_])
-
-
-def _row_mean(table):
-    """The mean of each row of `table` over its non-NaN entries; NaN, without a warning,
-    for a row of NaNs only (a grid point whose every fit failed)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmean(table, axis=1)
-
-
-def _row_std(table):
-    """As _row_mean, the standard deviation."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanstd(table, axis=1)
-
 
 def _specs(scoring):
     """The scorings given (several as a list, set, tuple or dict's values, or one)."""
@@ -571,20 +524,6 @@ def _paths(candidates, name, value_of):
             fixed = {**fixed, name: candidates[members[0]][name]}
         paths.append((fixed, members))
     return paths
-
-
-def _masked_column(candidates, key):
-    """param_<key> of cv_results_: the values, masked where a grid point lacks the key."""
-    values = [c.get(key) for c in candidates]
-    mask = [key not in c for c in candidates]
-    present = [v for v, m in zip(values, mask) if not m]
-    numeric = all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in present)
-    dtype = np.result_type(*present) if numeric and present else object
-    column = np.ma.MaskedArray(np.empty(len(values), dtype=dtype), mask=mask)
-    for i, (v, m) in enumerate(zip(values, mask)):
-        if not m:
-            column[i] = v
-    return column
 
 
 def _describe(params):
