@@ -703,3 +703,17 @@ def test_a_callable_refit_that_returns_no_grid_point_is_refused(digits, returned
     with pytest.raises(error, match="returned"):
         search.fit(X, y)
     assert not hasattr(search, "cv_results_")
+
+
+def test_a_dataframe_gives_its_column_names_as_in_grid_search_cv(digits):
+    import pandas as pd
+    X, y = digits
+    frame = pd.DataFrame(X, columns=[f"pixel{i}" for i in range(X.shape[1])])
+    ours = KernelGridSearchCV(svc(), {"C": [1.0, 10.0]}, cv=2).fit(frame, y)
+    theirs = GridSearchCV(svc(), {"C": [1.0, 10.0]}, cv=2).fit(frame, y)
+    np.testing.assert_array_equal(ours.feature_names_in_, theirs.feature_names_in_)
+    assert ours.n_features_in_ == theirs.n_features_in_ == X.shape[1]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no "fitted without feature names"
+        np.testing.assert_array_equal(ours.predict(frame[:20]), theirs.predict(frame[:20]))

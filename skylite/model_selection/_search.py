@@ -413,6 +413,10 @@ class KernelGridSearchCV(BaseSearchCV):
             start = time.perf_counter()
             self.best_estimator_ = estimator.fit(X, y)
             self.refit_time_ = time.perf_counter() - start
+            if not prefix:      # fitted on the checked rows: the names the user's rows had
+                self.best_estimator_.__dict__.update(fitted_inputs)
+            if hasattr(self.best_estimator_, "feature_names_in_"):    # as GridSearchCV
+                self.feature_names_in_ = self.best_estimator_.feature_names_in_
             say(f"refit {_describe(self.best_params_)} on all {folds.n_rows} rows: "
                 f"{self.refit_time_:.1f} s")
         return self
