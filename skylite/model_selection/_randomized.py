@@ -40,8 +40,9 @@ class KernelRandomizedSearchCV(KernelGridSearchCV):
     n_iter : int, default=10
         Candidates drawn (all of them, without repeats, if every parameter is a list with
         fewer combinations).
-    cv, scoring, refit, racing, stack_folds, n_jobs, verbose, pre_dispatch, error_score,
-    return_train_score
+    cv, scoring, refit, racing, stack_folds, n_jobs, verbose
+        As for KernelGridSearchCV.
+    pre_dispatch, error_score, return_train_score
         As for KernelGridSearchCV.
     random_state : int, numpy RandomState or None, default=None
         Seeds the draw (ParameterSampler's).  Under MPI rank 0's draw is used by every rank.
@@ -55,8 +56,8 @@ class KernelRandomizedSearchCV(KernelGridSearchCV):
 
     def __init__(self, estimator, param_distributions, *, n_iter=10, cv=5, scoring=None,
                  refit=True, racing=True, stack_folds=False, n_jobs=None, verbose=0,
-                 pre_dispatch="2*n_jobs", random_state=None, error_score=np.nan,
-                 return_train_score=False):
+                 pre_dispatch="2*n_jobs", error_score=np.nan, return_train_score=False,
+                 random_state=None):
         self.estimator = estimator
         self.param_distributions = param_distributions
         self.n_iter = n_iter
