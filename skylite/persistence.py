@@ -65,6 +65,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import kernels, sketch
 from ._files import atomic_write, check_file_path
+from ._machine import available_memory_bytes
 from ._validation import MAX_INTEGER as MAX_COUNT
 from ._validation import check_positive, sparse_structure_checked
 from .prox import RKHSNorm, get_loss, get_regularizer
@@ -258,6 +259,12 @@ def _model(header, body, estimators):
     if dual is not None:
         if (s, m) != (0, 0):
             raise ValueError(f"an exact kernel model has coef_shape [0, 0], not [{s}, {m}]")
+        # before the rows are read: an edited width would make the probes' work grow with it
+        d = _field(dual, "n_features", int, "dual")
+        d_map = _field(_field(header, "feature_map", dict), "n_features_in", int,
+                       "feature_map")
+        if d != d_map:
+            raise ValueError(f"the training rows have {d} columns, the feature map {d_map}")
         kernel, dual_coef, X_fit = _load_dual(dual, body)
         m = dual_coef.shape[1]
     elif s == 0 or m == 0:
@@ -279,6 +286,12 @@ def _model(header, body, estimators):
     model._engine_settings()          # the options a prediction reads, range-checked
 
     fmap = sketch.map_from_dict(_field(header, "feature_map", dict), arrays=map_arrays)
+    if (dual is not None and params.get("feature_map") is None
+            and isinstance(model.n_features, int) and fmap.n_features > model.n_features):
+        # W's rows bound the map of a random-feature model; an exact model's map is made
+        # from n_features (at most that many), and its probe costs what the map's size does
+        raise ValueError(f"the feature map has {fmap.n_features} features, more than the "
+                         f"model's n_features={model.n_features}")
     _check_map(fmap, map_arrays, header, s if dual is None else None)
     model.feature_map_ = fmap
     loss = _field(header, "loss", dict)
@@ -341,6 +354,14 @@ def _check_map(fmap, arrays, header, s):
     if s is not None and fmap.n_features != s:
         raise ValueError(f"the feature map has {fmap.n_features} features but W has {s} "
                          f"rows")
+    op = fmap.transform_op_
+    need = 8 * max(op.n_params(j) for j in range(op.n_blocks))
+    available = available_memory_bytes()
+    if need > available:        # what transforming a row would allocate first
+        raise ValueError(f"the feature map described in the header needs {need / 2**30:.3g} "
+                         f"GiB for the parameters of one block, more than the "
+                         f"{available / 2**30:.3g} GiB available (an edited n_features_in "
+                         f"or n_features, or a model for a larger machine)")
     probe = _field(header, "feature_map_probe", list, default=None)
     if probe is None:                # files written before the probe: nothing to compare
         return

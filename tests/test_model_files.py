@@ -156,7 +156,7 @@ def test_edited_headers_with_a_recomputed_checksum_are_refused_or_harmless(saved
     ("nystroem", (("feature_map", "params", "n_blocks"), 3), "disagrees with its arrays"),
     ("nystroem", (("feature_map_arrays", 0, 1), [12, 32]), "landmarks"),
     ("exact", (("dual", "shape"), [20, 2]), "training rows"),
-    ("exact", (("dual", "n_features"), 8), "bytes"),
+    ("exact", (("dual", "n_features"), 8), "8 columns, the feature map 16"),
     ("exact sparse", (("dual", "nnz"), 2**63), "outside"),
     ("exact", (("dual", "kernel", "params", "sigma"), 2), "does not give the outputs"),
     ("exact sparse", (("dual", "kernel", "params", "sigma"), 0.5), "does not give the outputs"),
@@ -164,6 +164,11 @@ def test_edited_headers_with_a_recomputed_checksum_are_refused_or_harmless(saved
     ("exact", (("targets_1d",), False), "outputs the model was saved with"),
     ("rff", (("outputs_probe", 0, 0), 0.5), "outputs the model was saved with"),
     ("exact", (("params", "n_threads"), 2**63), "n_threads"),
+    ("exact sparse", (("dual", "n_features"), 10**7), "10000000 columns, the feature map 16"),
+    ("exact", (("feature_map", "n_features_in"), 10**6), "16 columns, the feature map 1000000"),
+    ("rff", (("feature_map", "n_features_in"), 2**31 - 1), "GiB for the parameters of one"),
+    ("exact", (("feature_map", "params", "n_features"), 10**8), "more than the model's n_f"),
+    ("fastfood", (("feature_map", "n_features_in"), 2**31 - 1), "at most 16777216 input"),
 ])
 def test_each_kind_of_inconsistency_is_named(saved, kind, edit, message):
     files, _, folder = saved

@@ -553,6 +553,7 @@ def _too_many_landmarks():
     return svc(method="nystroem", tol=1e-5), {"n_features": [64, 700], "C": [1.0, 10.0]}
 
 
+@pytest.mark.filterwarnings("ignore:One or more of the test scores are non-finite")
 def test_failed_fits_score_error_score_as_in_grid_search_cv(digits):
     """A grid point whose fits raise gets error_score (NaN) on those folds, a
     FitFailedWarning naming the error, and the last rank; the others are scored as
