@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 from scipy.stats import rankdata
 
-__all__ = ["search_results", "best_index", "chosen_index"]
+__all__ = ["search_results", "best_index", "chosen_index", "warn_non_finite"]
 
 
 def search_results(candidates, scores, fit_times, score_times, alive, ran,
@@ -66,6 +66,17 @@ def search_results(candidates, scores, fit_times, score_times, alive, ran,
             results[f"mean_train_{name}"] = _row_mean(train_scores[name])
             results[f"std_train_{name}"] = _row_std(train_scores[name])
     return results
+
+
+def warn_non_finite(results, names):
+    """A UserWarning, as GridSearchCV's, for each scoring in `names` whose mean test (or
+    train) scores are not all finite (a failed fit's NaN, or a scorer's own)."""
+    for name in names:
+        for part in ("test", "train"):
+            means = results.get(f"mean_{part}_{name}")
+            if means is not None and not np.isfinite(means).all():
+                warnings.warn(f"One or more of the {part} scores are non-finite: {means}",
+                              UserWarning, stacklevel=4)
 
 
 def best_index(results, main):

@@ -36,7 +36,7 @@ from ._failures import check_error_score, failure_text, report_failures
 from ._folds import Folds
 from ._pipeline import FoldSteps, final_step, pipeline_prefix, rows_of
 from ._racing import co_correct, surviving
-from ._results import best_index, chosen_index, search_results
+from ._results import best_index, chosen_index, search_results, warn_non_finite
 from ._scoring import Scorings
 from ._stacked import StackedPath, stackable
 
@@ -397,6 +397,7 @@ class KernelGridSearchCV(BaseSearchCV):
             report_failures(failures, int(attempted.sum()), self.error_score)
         self.cv_results_ = search_results(candidates, scores, fit_times, score_times,
                                           alive, attempted, train_scores)
+        warn_non_finite(self.cv_results_, scores)
         if scorings.choose is not None:
             self.best_index_ = chosen_index(scorings.choose, self.cv_results_)
         elif scorings.main is not None:
