@@ -52,18 +52,18 @@ def _start_by_passes(rb, data, loss, rho, n_threads):
     """One row block's start (`start_at_model`) with the row sweep's passes; rb.Wp holds
     W~0 already.  Leaves the carried G = Z~_i^T [nu_i | 0] valid."""
     columns, (n_i, m), k = data.columns, rb.O.shape, rb.G.shape[1]
-    if columns.factor_and_project(np.zeros((n_i, k)), rb.G, False, n_threads):
+    B = np.zeros((n_i, k))       # unread by the factor pass; zero for the row sweep below
+    if columns.factor_and_project(B, rb.G, False, n_threads):
         raise ConvergenceError("graph-projection factorization failed: the feature block "
                                "has non-finite values")
     # S = sum_j Z~_ij W~0_j = Z_i W0, with B = 0 (the G it makes is overwritten below)
-    columns.row_sweep(rb.Wp, np.zeros((n_i, k)), np.zeros(k // m), rb.O, rb.G, n_threads)
+    columns.row_sweep(rb.Wp, B, np.zeros(k // m), rb.O, rb.G, n_threads)
     rb.Obar[:] = rb.O
     rb.nu[:] = -loss.subgradient(rb.O, data.Y) / rho
     U = rb.Wp.copy()
     columns.times_factored(U, n_threads)             # (Z~^T Z~ + I) W~0, block by block
     rb.U[:] = U - rb.Wp
     # B = Dbar/(C+1) + nu with Dbar = 0 (and Dbar/(C+1) = 0 beside it when relaxed)
-    B = np.zeros((n_i, k))
     B[:, :m] = rb.nu
     columns.factor_and_project(B, rb.G, True, n_threads)
     rb.mu_p[:] = rb.G[:, :m]

@@ -289,8 +289,7 @@ class KernelGridSearchCV(BaseSearchCV):
         shown = scorings.main or next(iter(scorings.scorers))      # in the progress lines
         fit_times, score_times = np.zeros((n, k_folds)), np.zeros((n, k_folds))
         attempted = np.zeros((n, k_folds), dtype=bool)  # fitted, or tried to be
-        failed = np.zeros((n, k_folds), dtype=bool)     # ... and raised (error_score)
-        failures = []                                     # their tracebacks
+        failures = []                  # the tracebacks of the fits that raised (error_score)
         alive, dropped = np.ones(n, dtype=bool), np.full(n, -1)
         scored_rows = 0
         fitted_inputs = {key: value for key, value in checker.__dict__.items()
@@ -312,7 +311,7 @@ class KernelGridSearchCV(BaseSearchCV):
             its other steps, the model -> the fitted pipeline, the training rows through its
             other steps); a callable scoring is given the pipeline and the raw rows."""
             fit_times[i, k] = seconds
-            attempted[i, k], failed[i, k] = True, False
+            attempted[i, k] = True
             start = time.perf_counter()
             X_test, y_test = tests[k]
             rows = X_test if view is None else view[0]
@@ -339,7 +338,7 @@ class KernelGridSearchCV(BaseSearchCV):
         def fail(i, k, error, seconds):
             """Record grid point i's failed fit (or scoring) of fold k: error_score."""
             fit_times[i, k], score_times[i, k] = seconds, 0.0
-            attempted[i, k], failed[i, k] = True, True
+            attempted[i, k] = True
             for table in (scores, train_scores):
                 for metric in (table or {}):
                     table[metric][i, k] = self.error_score
@@ -393,7 +392,7 @@ class KernelGridSearchCV(BaseSearchCV):
                     say(f"racing: {int((alive & ~still).sum())} grid point(s) clearly behind "
                         f"after fold {k + 1} are not fitted on the others")
                 alive = still
-        if failed.any():
+        if failures:
             report_failures(failures, int(attempted.sum()), self.error_score)
         self.cv_results_ = search_results(candidates, scores, fit_times, score_times,
                                           alive, attempted, train_scores)
@@ -443,9 +442,9 @@ def _fit_fold(base, paths, stacked, alive, value_of, X_fit, y_fit, score, fail=N
     without it the exception propagates."""
     with shared_across_bandwidths():
         for p, (fixed, members) in enumerate(paths):
-            pending = [i for i in members if alive[i]]
             if p in stacked:
                 continue
+            pending = [i for i in members if alive[i]]
             while pending:
                 clock = [time.perf_counter()]
                 try:
