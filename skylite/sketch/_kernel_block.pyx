@@ -26,6 +26,7 @@ from scipy.linalg.cython_blas cimport dgemm, sgemm
 from scipy.special.cython_special cimport kve
 
 from skylite._native.vmath cimport sky_exp_neg_f32, sky_exp_neg_f64
+from skylite._validation import with_native_index_dtypes
 from skylite.sketch._transform cimport ROWS_DENSE, TILE_ROWS, rows_of, rows_range
 
 cnp.import_array()
@@ -211,6 +212,109 @@ cdef void _kernel_values(KernelSpec kernel, const Rows *rows, const floating_t *
             sky_exp_neg_f32(n, m, K, ldk, 1.0)
 
 
+cdef inline double _term(int code, double x, double y) noexcept nogil:
+    """g(x, y), the coordinate's term of a separable kernel's sum."""
+    if code == LAPLACIAN:
+        return fabs(x - y)
+    if code == MATERN:
+        return (x - y) * (x - y)
+    return sqrt(x + y)
+
+
+cdef void _sparse_precursor(int code, const Rows *rows, const Rows *columns,
+                            const double *aux, Py_ssize_t m, double *K,
+                            Py_ssize_t ldk) noexcept nogil:
+    """kernel_precursor for CSR rows x against m CSR rows y given by column: `columns` is
+    Y^T (d rows; row k holds the rows of Y that store a value in column k).  Dot products
+    sum x_k y_k over the columns both store; the separable sums start from
+    aux[c] + sum_k g(x_k, 0) and correct the shared columns by
+    g(x, y) - g(0, y) - g(x, 0).  O(nnz(x) + shared entries + m) per row x."""
+    cdef const double *x = <const double *> rows.values
+    cdef const double *y = <const double *> columns.values
+    cdef bint dots = code == GAUSSIAN or code == POLYNOMIAL or code == LINEAR
+    cdef double *o
+    cdef double v, w, g_x0, alone
+    cdef Py_ssize_t i, k, p, q, c
+    for i in range(rows.n_rows):
+        o = K + i * ldk
+        if dots:
+            memset(o, 0, m * sizeof(double))
+        else:
+            for c in range(m):
+                o[c] = aux[c]
+        alone = 0.0
+        for p in range(rows.indptr[i], rows.indptr[i + 1]):
+            k = rows.indices[p]
+            v = x[p]
+            if dots:
+                for q in range(columns.indptr[k], columns.indptr[k + 1]):
+                    o[columns.indices[q]] += v * y[q]
+            else:
+                g_x0 = _term(code, v, 0.0)
+                alone += g_x0
+                for q in range(columns.indptr[k], columns.indptr[k + 1]):
+                    w = y[q]
+                    o[columns.indices[q]] += _term(code, v, w) - _term(code, 0.0, w) - g_x0
+        if not dots:
+            for c in range(m):
+                o[c] += alone
+
+
+cdef _check_operands(bint rows_fit, str caller, str rows, double[:, :] K, Py_ssize_t n,
+                     Py_ssize_t m, Py_ssize_t d):
+    """Raise ValueError unless the rows fit (`rows_fit`: their kind, dtype and width) and K
+    is an n x m float64 array with contiguous rows."""
+    if not rows_fit or K.shape[0] != n or K.shape[1] != m:
+        raise ValueError(f"{caller} needs float64 {rows} of {d} columns and an {n} x {m} "
+                         f"float64 output")
+    if m > 1 and K.strides[1] != sizeof(double):
+        raise ValueError("the output's rows must be contiguous")
+
+
+def fill_sparse_kernel_matrix(int code, double p0, double p1, double p2, X, Y, out,
+                              int n_threads):
+    """out[a, b] = k(x_a, y_b) for CSR rows X and Y, in O(nnz) work: no row is densified.
+
+    X: n x d, Y: m x d, both canonical CSR matrices (float64 data, int32 indices, int64
+    indptr); out: an n x m float64 array with contiguous rows.  The same kernels and values
+    as `fill_kernel_matrix` (to rounding: the sums run over the stored entries in another
+    order).  Row tiles of X go to n_threads threads; the values do not depend on their
+    number.  Allocates Y^T (nnz(Y) values) and m per-row constants.
+    """
+    cdef KernelSpec kernel
+    kernel.code, kernel.p0, kernel.p1, kernel.p2 = code, p0, p1, p2
+    cdef double[:, :] K = out
+    keep = []
+    cdef Rows rows = rows_of(X, keep)
+    cdef Rows y_rows = rows_of(Y, keep)
+    cdef Py_ssize_t n = rows.n_rows, m = y_rows.n_rows, d = rows.n_cols
+    _check_operands(rows.kind != ROWS_DENSE and y_rows.kind != ROWS_DENSE
+                    and rows.itemsize == 8 and y_rows.itemsize == 8 and y_rows.n_cols == d,
+                    "fill_sparse_kernel_matrix", "CSR rows", K, n, m, d)
+    if n == 0 or m == 0:
+        return out
+    YT = with_native_index_dtypes(Y.T.tocsr())
+    cdef Rows columns = rows_of(YT, keep)
+    cdef cnp.ndarray aux_array = np.zeros(m)
+    cdef double *aux = <double *> cnp.PyArray_DATA(aux_array)
+    cdef const double *y = <const double *> y_rows.values
+    cdef Py_ssize_t ldk = K.strides[0] // sizeof(double)
+    cdef Py_ssize_t n_tiles = (n + TILE_ROWS - 1) // TILE_ROWS, t, start, c, p
+    cdef Rows tile
+    with nogil:
+        if code != POLYNOMIAL and code != LINEAR:       # sum_k g(0, y_ck); 0 for the others
+            for c in range(m):
+                for p in range(y_rows.indptr[c], y_rows.indptr[c + 1]):
+                    aux[c] += (y[p] * y[p] if code == GAUSSIAN
+                               else _term(code, 0.0, y[p]))
+        for t in prange(n_tiles, schedule='static', num_threads=n_threads):
+            start = t * TILE_ROWS
+            tile = rows_range(&rows, start, min(n, start + TILE_ROWS))
+            _sparse_precursor(code, &tile, &columns, aux, m, &K[start, 0], ldk)
+            kernel_values(kernel, &tile, aux, d, m, &K[start, 0], ldk)
+    return out
+
+
 cpdef double matern(double nu, double r) noexcept nogil:
     """The Matern kernel k(r) of smoothness nu at distance r (length scale 1):
 
@@ -296,11 +400,8 @@ def fill_kernel_matrix(int code, double p0, double p1, double p2, X, Y, out, int
     keep = []
     cdef Rows rows = rows_of(X, keep)
     cdef Py_ssize_t n = rows.n_rows, m = L.shape[0], d = L.shape[1]
-    if rows.itemsize != 8 or rows.n_cols != d or K.shape[0] != n or K.shape[1] != m:
-        raise ValueError(f"fill_kernel_matrix needs float64 rows of {d} columns and an "
-                         f"{n} x {m} float64 output")
-    if m > 1 and K.strides[1] != sizeof(double):
-        raise ValueError("the output's rows must be contiguous")
+    _check_operands(rows.itemsize == 8 and rows.n_cols == d, "fill_kernel_matrix", "rows", K,
+                    n, m, d)
     if n == 0 or m == 0:
         return out
     cdef cnp.ndarray params = np.empty(d * m + m)
