@@ -437,6 +437,11 @@ def test_bad_input_is_refused_before_any_work(digits_small, monkeypatch):
         Nystroem(Gaussian(1.0), n_features=40).fit(X)
     with pytest.raises(MemoryError, match="lower n_features"):
         KernelSVC(method="nystroem", n_features=40, sigma=1.0).fit(X, np.arange(50) % 2)
+    # rows so wide that the dense landmarks, not s, exceed the memory: the alternatives
+    wide = sp.random(50, 10**6, density=1e-5, format="csr", random_state=0)
+    monkeypatch.setattr("skylite.sketch.nystroem.available_memory_bytes", lambda: 10**8)
+    with pytest.raises(MemoryError, match="linear sketch.*wide sparse rows"):
+        KernelSVC(n_features=40, sigma=1.0).fit(wide, np.arange(50) % 2)
 
 
 def test_kmeans_keeps_a_centre_that_loses_its_rows():

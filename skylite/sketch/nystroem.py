@@ -389,6 +389,13 @@ def _check_memory(s, d, pool, sizes):
     need = 8 * (pool * d + s * d + sum(b * b for b in sizes) + 3 * max(sizes) ** 2)
     available = available_memory_bytes()
     if need > available:
+        advice = "lower n_features"
+        if 8 * (pool + s) * d > need // 2:          # the width, not s, makes it too large
+            advice += ("; the landmarks are dense rows of all d columns: for rows this wide "
+                       "use the linear kernel, a linear sketch to a few thousand dimensions "
+                       "before the kernel map (skylite.sketch.ComposedMap), or the exact "
+                       "kernel (KernelRidge(solver='exact')) (docs/choosing_parameters.md, "
+                       "wide sparse rows)")
         raise MemoryError(f"Nystroem with {s} landmarks of {d} columns needs "
                           f"{format_bytes(need)} for its landmarks and whitening, more than "
-                          f"the {format_bytes(available)} available: lower n_features")
+                          f"the {format_bytes(available)} available: {advice}")
