@@ -110,14 +110,18 @@ def resolve_solver(solver, loss, regularizer, alpha, n_features, *, iterative, d
         return "dcd"
     applies = is_ridge(loss, regularizer) and alpha > 0
     if solver != "auto":
-        if regularizer.name == "rkhs":
+        # the RKHS norm of a Nystroem map is l2 on the functions: the same problem for "exact"
+        user_name = "l2" if regularizer.name == "rkhs" else regularizer.name
+        if not (loss.name == "squared" and regularizer.name in ("l2", "rkhs") and alpha > 0):
+            raise ValueError(f"solver={solver!r} needs the squared loss with the l2 "
+                             f"regularizer and alpha > 0 (KernelRidge, or KernelMachine("
+                             f"loss='squared', classification=True) for classes), got "
+                             f"loss={loss.name!r}, regularizer={user_name!r}, alpha={alpha!r}")
+        # "exact" never uses the map; "direct" and "pcg" use its features as they are
+        if regularizer.name == "rkhs" and solver != "exact":
             raise ValueError(f"solver={solver!r} does not apply to a Nystroem map of several "
                              f"column blocks (l2 on it is the RKHS norm of the functions it "
                              f"spans); use solver='admm', or n_blocks=1")
-        if not applies:
-            raise ValueError(f"solver={solver!r} needs the squared loss with the l2 "
-                             f"regularizer and alpha > 0, got loss={loss.name!r}, "
-                             f"regularizer={regularizer.name!r}, alpha={alpha!r}")
         if distributed and solver in ("direct", "exact"):
             raise ValueError(f"solver={solver!r} runs in one process; use solver='admm' "
                              f"or 'pcg' with comm=")

@@ -148,6 +148,27 @@ def test_kernel_ridge_exact_and_pcg(pendigits, tmp_path, sparse):
     assert refit.coef_.shape == (64, 1) and not hasattr(refit, "dual_coef_")
 
 
+def test_the_exact_solver_does_not_depend_on_the_map_and_names_its_problem(pendigits):
+    """solver='exact' solves the kernel problem, whatever map the estimator holds (a Nystroem
+    map of several blocks included: its RKHS norm is l2 on the functions); where the loss is
+    not the squared loss the error says which estimators solve it."""
+    from skylite import KernelRidge, KernelSVC
+    X, y, _ = pendigits
+    X, y = X[:300] / 100, y[:300]
+    rff = KernelRidge(sigma=0.6, alpha=1e-4, solver="exact").fit(X, y)
+    nystroem = KernelRidge(sigma=0.6, alpha=1e-4, solver="exact", method="nystroem",
+                           n_features=128).fit(X, y)
+    assert nystroem.feature_map_.n_blocks > 1
+    np.testing.assert_array_equal(nystroem.dual_coef_, rff.dual_coef_)
+    with pytest.raises(ValueError, match=r"solver='exact' needs the squared loss.*"
+                                         r"KernelMachine\(loss='squared', classification=True"
+                                         r"\).*loss='hinge', regularizer='l2'"):
+        KernelSVC(solver="exact").fit(X, y)
+    for solver in ("direct", "pcg"):
+        with pytest.raises(ValueError, match=f"solver='{solver}' does not apply to a Nystroem"):
+            KernelRidge(solver=solver, method="nystroem", n_features=128).fit(X, y)
+
+
 def test_objective_of_an_exact_kernel_model_is_minimal():
     """F(A) = (1/n) sum 1/2 (y - K a)^2 + alpha/2 a^T K a is smallest at the exact solution."""
     from skylite import KernelRidge
