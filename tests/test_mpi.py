@@ -232,6 +232,7 @@ def test_pcg_over_two_ranks_is_the_serial_fit_resumes_calls_back_and_stops_early
         assert 0 <= r["early_n_iter"] - r["early_best"] <= 3    # patience 3
     r0 = results[0]
     assert r0["rel_to_serial"] < 1e-5 and r0["predict_rel"] < 1e-7
+    assert r0["sparse_rel_to_serial"] < 1e-5
     assert abs(r0["n_iter"] - r0["serial_n_iter"]) <= 1
     assert results[0]["score"] == results[1]["score"]          # global R^2
 

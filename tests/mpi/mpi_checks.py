@@ -10,6 +10,7 @@ import os
 import sys
 
 import numpy as np
+import scipy.sparse as sp
 from mpi4py import MPI
 from sklearn.base import clone
 
@@ -454,9 +455,12 @@ def pcg(directory):
            "early_n_iter": early.n_iter_, "early_best": early.best_iteration_,
            "early_validation": "validation" in early.history_[0],
            "score": model.score(X[part], y[part])}
+    # sparse rows: the Gram blocks of two sparse row sets take the evaluator's sparse path
+    sparse = KernelRidge(comm=comm, **kw).fit(sp.csr_matrix(X[part]), y[part])
     if rank == 0:
         serial = KernelRidge(**kw).fit(X, y)
         out["rel_to_serial"] = rel(model.dual_coef_, serial.dual_coef_)
+        out["sparse_rel_to_serial"] = rel(sparse.dual_coef_, serial.dual_coef_)
         out["predict_rel"] = float(np.linalg.norm(model.predict(X) - serial.predict(X))
                                    / np.linalg.norm(serial.predict(X)))
         out["serial_n_iter"] = serial.n_iter_
