@@ -2,6 +2,7 @@
 normal equations, and KernelGridSearchCV against GridSearchCV.
 
     SKYLITE_DATA=folder python benchmarks/bench_ridge_search.py [--rows 20000]
+    SKYLITE_DATA=folder python benchmarks/bench_ridge_search.py --solver exact --rows 6000
 
 The protocol, fixed before the runs: MNIST's first `--rows` training rows (pixels in [0, 1],
 float32); `KernelMachine(loss="squared", classification=True, n_features=4096,
@@ -14,6 +15,10 @@ in a fresh process:
 - "ours" and "grid": `KernelGridSearchCV` and `GridSearchCV` over sigma in {4, 6, 9} x the
   five alphas, `StratifiedKFold(3, shuffle=True, random_state=0)`, refit; the 10,000 test
   rows scored once, after the search.
+
+`--solver exact` solves the exact kernel problem instead (`solver="exact"`, the n x n kernel
+matrix factored for each alpha; n_features is then unused): the path makes K once and
+factors it for each alpha.
 """
 import argparse
 import json
@@ -36,11 +41,13 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from skylite import KernelMachine
 from skylite.model_selection import KernelGridSearchCV
-name, rows, alphas, sigmas = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4])
+name, rows, alphas, sigmas, solver = (sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]),
+                                      json.loads(sys.argv[4]), sys.argv[6])
 with np.load(sys.argv[5]) as f:
     X, y = f["X_train"][:rows].astype(np.float32), f["y_train"][:rows]
     Xt, yt = f["X_test"].astype(np.float32), f["y_test"]
-est = KernelMachine(loss="squared", classification=True, n_features=4096, random_state=0)
+est = KernelMachine(loss="squared", classification=True, n_features=4096, random_state=0,
+                    solver=solver)
 if name == "path":
     est.set_params(sigma=6)
     start = time.perf_counter()
@@ -49,7 +56,9 @@ if name == "path":
     start = time.perf_counter()
     cold = [clone(est).set_params(alpha=a).fit(X, y) for a in alphas]
     cold_seconds = time.perf_counter() - start
-    same = all(np.array_equal(m.coef_, c.coef_) for m, c in zip(models, cold))
+    same = all(np.array_equal(m.coef_ if m.coef_ is not None else m.dual_coef_,
+                              c.coef_ if c.coef_ is not None else c.dual_coef_)
+               for m, c in zip(models, cold))
     print("RESULT", json.dumps({"path": path, "cold": cold_seconds, "same": same,
                                 "solver": models[0].solver_,
                                 "test": [float(m.score(Xt, yt)) for m in models]}))
@@ -69,8 +78,9 @@ else:
 def main(args):
     mnist = mnist_file()
     print(f"MNIST first {args.rows:,} rows, KernelMachine(loss='squared', classification=True, "
-          f"n_features=4096), closed form; {os.cpu_count()} cores")
-    r = run_child(CHILD, "path", args.rows, json.dumps(ALPHAS), json.dumps(SIGMAS), mnist)
+          f"n_features=4096, solver={args.solver!r}); {os.cpu_count()} cores")
+    r = run_child(CHILD, "path", args.rows, json.dumps(ALPHAS), json.dumps(SIGMAS), mnist,
+                  args.solver)
     print(f"sigma 6, alpha {ALPHAS}: fit_path {r['path']:.1f} s, separate fits "
           f"{r['cold']:.1f} s ({r['path'] / r['cold']:.2f}x), solver {r['solver']}, models "
           f"{'bitwise equal' if r['same'] else 'DIFFERENT'}; test accuracy per alpha "
@@ -79,7 +89,7 @@ def main(args):
     results = {}
     for name in ("ours", "grid"):
         s = results[name] = run_child(CHILD, name, args.rows, json.dumps(ALPHAS),
-                                      json.dumps(SIGMAS), mnist)
+                                      json.dumps(SIGMAS), mnist, args.solver)
         best = f"{s['best']['sigma']:g}, {s['best']['alpha']:g}"
         print(f"{name:<8} {s['seconds']:>9.1f} {best:>18} {100 * s['cv']:>7.2f}% "
               f"{100 * s['test']:>8.2f}%", flush=True)
@@ -89,4 +99,7 @@ def main(args):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=20000)
+    parser.add_argument("--solver", choices=("auto", "exact"), default="auto",
+                        help="auto: the closed form on random features; exact: the exact "
+                             "kernel matrix")
     main(parser.parse_args())

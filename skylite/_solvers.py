@@ -22,8 +22,9 @@ import time
 
 import numpy as np
 
+from ._machine import available_memory_bytes, format_bytes
 from .admm.driver import RunResult
-from .krr import (exact_dual_coef, feature_normal_equations, memory_bytes,
+from .krr import (dual_coef_from_gram, feature_normal_equations, memory_bytes,
                   ridge_from_normal_equations)
 from .prox import RKHSNorm, get_loss, get_regularizer
 
@@ -140,15 +141,21 @@ class ClosedForm:
     several alphas) they are kept, so that each further alpha costs one s^3 / 3
     factorization instead of a pass over the rows, at s^2 more floats held (a copy of
     Z^T Z to factor), and each alpha's W is bitwise the W of a separate fit.
-    "exact": coef = the dual coefficients A (n x m) of `kernel`, with details["X_fit"] = X,
-    solved from scratch for each alpha (the n x n kernel matrix is factored in place).
+    "exact": coef = the dual coefficients A (n x m) of `kernel`, with details["X_fit"] = X;
+    with keep=True the n x n kernel matrix K is kept when twice its size fits in the
+    available memory (a copy is factored for each alpha: n^3 / 3 flops per further alpha
+    instead of the n^2 d of K as well, each A bitwise that of a separate fit), else it is
+    made again for each alpha and factored in place.  verbose: a line when K is made and
+    when each alpha is factored.
     """
 
-    def __init__(self, solver, X, Y, *, feature_map, kernel, precision, keep=False):
+    def __init__(self, solver, X, Y, *, feature_map, kernel, precision, keep=False,
+                 verbose=0):
         self.solver, self.X, self.Y = solver, X, Y
         self.feature_map, self.kernel, self.precision = feature_map, kernel, precision
-        self.keep = keep
+        self.keep, self.verbose = keep, verbose
         self._normal = None
+        self._gram = None
 
     def solve(self, alpha):
         """The RunResult at alpha (> 0, checked by the caller)."""
@@ -166,8 +173,30 @@ class ClosedForm:
             coef = ridge_from_normal_equations(*normal, n * alpha, alpha,
                                                overwrite=not self.keep)
         else:
-            coef = exact_dual_coef(self.kernel, self.X, self.Y, alpha)
+            coef = self._exact(alpha)
             details["X_fit"] = self.X
         seconds = time.perf_counter() - start
-        memory = memory_bytes(self.solver, n, s, m) + (8 * s * s if self.keep else 0)
+        if self.solver == "direct":
+            kept = 8 * s * s if self.keep else 0
+        else:
+            kept = 0 if self._gram is None else self._gram.nbytes      # beside the copy
+        memory = memory_bytes(self.solver, n, s, m) + kept
         return RunResult(coef, 1, [], True, memory, {self.solver: seconds}, details)
+
+    def _exact(self, alpha):
+        """The dual coefficients at alpha, from the kept K or a new one."""
+        K, n = self._gram, self.X.shape[0]
+        if K is None:
+            start = time.perf_counter()
+            K = self.kernel.gram(self.X)
+            if self.verbose:
+                print(f"skylite: exact kernel matrix of {n} rows ({format_bytes(K.nbytes)}): "
+                      f"{time.perf_counter() - start:.2f}s", flush=True)
+            if self.keep and 2 * K.nbytes <= available_memory_bytes():
+                self._gram = K
+        start = time.perf_counter()
+        coef = dual_coef_from_gram(K, self.Y, alpha, overwrite=K is not self._gram)
+        if self.verbose:
+            print(f"skylite: exact solve at alpha={alpha:g} (factorization of K + n alpha I): "
+                  f"{time.perf_counter() - start:.2f}s", flush=True)
+        return coef

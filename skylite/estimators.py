@@ -232,7 +232,8 @@ class KernelMachine(ProblemParameters, InputChecks, EarlyStoppingParameters, Pat
         if solver in ("direct", "exact"):
             closed_form = ClosedForm(solver, X, Y, feature_map=self.feature_map_,
                                      kernel=kernel, precision=self.precision_,
-                                     keep=path is not None and len(path.values) > 1)
+                                     keep=path is not None and len(path.values) > 1,
+                                     verbose=self.verbose)
             result = closed_form.solve(self.alpha_)
             if self.verbose and solver == "direct":
                 print(f"skylite: closed form of the squared loss with l2 "

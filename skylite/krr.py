@@ -34,7 +34,7 @@ from ._validation import check_positive
 from .admm.driver import ConvergenceWarning, Driver, DriverSettings
 from .admm.pcg import PCG, pcg_memory_bytes
 
-__all__ = ["exact_dual_coef", "pcg_dual_coef", "feature_ridge_coef",
+__all__ = ["exact_dual_coef", "dual_coef_from_gram", "pcg_dual_coef", "feature_ridge_coef",
            "feature_normal_equations", "ridge_from_normal_equations", "kernel_matvec",
            "PCGResult", "memory_bytes"]
 
@@ -105,10 +105,39 @@ def exact_dual_coef(kernel, X, Y, alpha):
         The dual coefficients.
     """
     Y = _targets(Y, X.shape[0])
-    lam = _lam(alpha, X.shape[0])
-    K = kernel.gram(X)
-    K[np.diag_indices_from(K)] += lam
-    factor = cholesky(K, f"K + n alpha I at alpha={alpha:g}")
+    _lam(alpha, X.shape[0])
+    return dual_coef_from_gram(kernel.gram(X), Y, alpha, overwrite=True)
+
+
+def dual_coef_from_gram(K, Y, alpha, *, overwrite=False):
+    """The solution A of (K + n alpha I) A = Y for a kernel matrix K already made.
+
+    A path over alpha keeps K and calls this for each alpha: one factorization (n^3 / 3
+    flops) per alpha instead of the n^2 d of K as well, and the same A, bit for bit, as
+    `exact_dual_coef`.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n), float64
+        The kernel matrix of the training rows.
+    Y : array-like of shape (n, m) or (n,)
+        Targets.
+    alpha : float > 0
+        The regularization weight (lam = n alpha).
+    overwrite : bool, default=False
+        Factor K in place (K is then lost); False factors a copy (n^2 more floats).
+
+    Returns
+    -------
+    A : ndarray of Y's shape
+        The dual coefficients.
+    """
+    n = K.shape[0]
+    Y = _targets(Y, n)
+    lam = _lam(alpha, n)
+    A = K if overwrite else K.copy()
+    A[np.diag_indices_from(A)] += lam
+    factor = cholesky(A, f"K + n alpha I at alpha={alpha:g}")
     return cho_solve(factor, Y, check_finite=False)
 
 

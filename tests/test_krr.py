@@ -169,6 +169,32 @@ def test_the_exact_solver_does_not_depend_on_the_map_and_names_its_problem(pendi
             KernelRidge(solver=solver, method="nystroem", n_features=128).fit(X, y)
 
 
+@pytest.mark.parametrize("memory", ["enough", "too little to keep K"])
+def test_an_exact_path_keeps_the_kernel_matrix_and_reports_progress(pendigits, capsys,
+                                                                    monkeypatch, memory):
+    """fit_path with solver='exact' makes K once (when twice its size fits) and factors it
+    for each alpha: every model is bitwise the model of a separate fit, and verbose prints
+    a line for K and one per alpha."""
+    from skylite import KernelRidge
+    import skylite._solvers as solvers
+    if memory != "enough":
+        monkeypatch.setattr(solvers, "available_memory_bytes", lambda: 10**5)
+    made = []
+    monkeypatch.setattr(Gaussian, "gram", lambda self, X, Y=None, _gram=Gaussian.gram:
+                        made.append(X.shape) or _gram(self, X, Y))
+    X, y, _ = pendigits
+    X, y = X[:300] / 100, y[:300].astype(float)
+    alphas = [1e-2, 1e-3, 1e-4]
+    models = KernelRidge(sigma=0.6, solver="exact", verbose=1).fit_path(X, y, alphas)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(made) == (1 if memory == "enough" else 3)
+    assert sum("exact kernel matrix of 300 rows" in line for line in lines) == len(made)
+    assert sum("exact solve at alpha=" in line for line in lines) == 3
+    for alpha, model in zip(alphas, models):
+        alone = KernelRidge(sigma=0.6, solver="exact", alpha=alpha).fit(X, y)
+        np.testing.assert_array_equal(model.dual_coef_, alone.dual_coef_)
+
+
 def test_objective_of_an_exact_kernel_model_is_minimal():
     """F(A) = (1/n) sum 1/2 (y - K a)^2 + alpha/2 a^T K a is smallest at the exact solution."""
     from skylite import KernelRidge
