@@ -158,10 +158,12 @@ class ClosedForm:
         self._gram = None
 
     def solve(self, alpha):
-        """The RunResult at alpha (> 0, checked by the caller)."""
+        """The RunResult at alpha (> 0, checked by the caller).  Raises MemoryError, before
+        any work, where the solve's arrays cannot fit in the available memory."""
         start = time.perf_counter()
         details = {}
         n, s, m = self.X.shape[0], self.feature_map.n_features, self.Y.shape[1]
+        self._check_memory(n, s, m)
         if self.solver == "direct":
             normal = self._normal
             if normal is None:
@@ -182,6 +184,24 @@ class ClosedForm:
             kept = 0 if self._gram is None else self._gram.nbytes      # beside the copy
         memory = memory_bytes(self.solver, n, s, m) + kept
         return RunResult(coef, 1, [], True, memory, {self.solver: seconds}, details)
+
+    def _check_memory(self, n, s, m):
+        """Refuse a solve whose largest array (n x n kernel matrix, s x s normal
+        equations) cannot fit, instead of failing while it is filled."""
+        if self._normal is not None or self._gram is not None:
+            return                                   # made by an earlier solve
+        need, available = memory_bytes(self.solver, n, s, m), available_memory_bytes()
+        if need <= available:
+            return
+        if self.solver == "exact":
+            raise MemoryError(f"solver='exact' needs {format_bytes(need)} for the {n} x {n} "
+                              f"kernel matrix of the training rows, more than the "
+                              f"{format_bytes(available)} available; use solver='pcg' "
+                              f"(memory linear in the rows) or fewer rows")
+        raise MemoryError(f"solver='direct' needs {format_bytes(need)} for the {s} x {s} "
+                          f"normal equations of the features, more than the "
+                          f"{format_bytes(available)} available; use solver='admm' or fewer "
+                          f"features (n_features)")
 
     def _exact(self, alpha):
         """The dual coefficients at alpha, from the kept K or a new one."""

@@ -177,8 +177,8 @@ def test_an_exact_path_keeps_the_kernel_matrix_and_reports_progress(pendigits, c
     a line for K and one per alpha."""
     from skylite import KernelRidge
     import skylite._solvers as solvers
-    if memory != "enough":
-        monkeypatch.setattr(solvers, "available_memory_bytes", lambda: 10**5)
+    if memory != "enough":          # K (0.72 MB) fits, a kept K beside its copy does not
+        monkeypatch.setattr(solvers, "available_memory_bytes", lambda: 10**6)
     made = []
     monkeypatch.setattr(Gaussian, "gram", lambda self, X, Y=None, _gram=Gaussian.gram:
                         made.append(X.shape) or _gram(self, X, Y))
@@ -193,6 +193,31 @@ def test_an_exact_path_keeps_the_kernel_matrix_and_reports_progress(pendigits, c
     for alpha, model in zip(alphas, models):
         alone = KernelRidge(sigma=0.6, solver="exact", alpha=alpha).fit(X, y)
         np.testing.assert_array_equal(model.dual_coef_, alone.dual_coef_)
+
+
+@pytest.mark.parametrize("solver, message", [
+    ("exact", r"needs .* for the 300 x 300 kernel matrix .* use solver='pcg'"),
+    ("direct", r"needs .* for the 64 x 64 normal equations .* use solver='admm'")])
+def test_a_closed_form_that_cannot_fit_is_refused_before_its_work(pendigits, monkeypatch,
+                                                                  solver, message):
+    """A kernel matrix or normal equations larger than the available memory: MemoryError
+    naming the solver that fits, before the array is made; the previous model stays."""
+    from skylite import KernelRidge
+    import skylite._solvers as solvers
+    X, y, X_test = pendigits
+    X, y, X_test = X[:300] / 100, y[:300].astype(float), X_test[:5] / 100
+    model = KernelRidge(sigma=0.6, solver=solver, n_features=64).fit(X, y)
+    before = model.predict(X_test)
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the array was made before the refusal")
+    monkeypatch.setattr(solvers, "available_memory_bytes", lambda: 10**4)
+    monkeypatch.setattr(Gaussian, "gram", no_work)
+    monkeypatch.setattr(solvers, "feature_normal_equations", no_work)
+    with pytest.raises(MemoryError, match=message):
+        model.fit(X, y)
+    monkeypatch.undo()
+    np.testing.assert_array_equal(model.predict(X_test), before)
 
 
 def test_objective_of_an_exact_kernel_model_is_minimal():
