@@ -229,6 +229,15 @@ def feature_normal_equations(feature_map, X, Y):
     """(Z^T Z, Z^T Y) of `feature_ridge_coef`, Z = feature_map(X), accumulated over row
     chunks: what every alpha's solve needs (a regularization path makes them once).
 
+    Parameters
+    ----------
+    feature_map : skylite.sketch.FeatureMap
+        A fitted map z with s = feature_map.n_features features.
+    X : array-like or CSR matrix of shape (n, d)
+        Training rows.
+    Y : array-like of shape (n, m) or (n,)
+        Targets.
+
     Returns
     -------
     G : ndarray of shape (s, s), Fortran order
@@ -249,8 +258,27 @@ def feature_normal_equations(feature_map, X, Y):
 
 def ridge_from_normal_equations(G, ZtY, lam, alpha, overwrite=False):
     """W with (G + lam I) W = Z^T Y, from `feature_normal_equations`' G (lower triangle) by
-    one Cholesky factorization; G is kept unless `overwrite` (then it holds the factor).
-    alpha names the system in the error of a factorization that fails."""
+    one Cholesky factorization (s^3 / 3 flops).
+
+    Parameters
+    ----------
+    G : ndarray of shape (s, s), Fortran order
+        Z^T Z, its lower triangle read.
+    ZtY : ndarray of shape (s, m) or (s,)
+        Z^T Y.
+    lam : float > 0
+        The ridge, n alpha.
+    alpha : float
+        The regularization weight, which names the system in the error of a factorization
+        that fails.
+    overwrite : bool, default=False
+        Factor G in place (it then holds the factor); False factors a copy.
+
+    Returns
+    -------
+    W : ndarray of ZtY's shape
+        The feature weights.
+    """
     if not overwrite:
         G = G.copy(order="F")
     G[np.diag_indices_from(G)] += lam
