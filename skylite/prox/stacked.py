@@ -27,11 +27,15 @@ def stack_targets(Y, members):
     Parameters
     ----------
     Y : ndarray of shape (n, m)
+        The coded targets of every row.
     members : ndarray of bool, shape (n, k)
+        members[i, f]: row i belongs to problem f.
 
     Returns
     -------
-    ndarray of shape (n, k m), float64
+    stacked : ndarray of shape (n, k m), float64
+        Column block f (columns f m to (f + 1) m) holds Y on the rows of problem f and NaN
+        on the others.
     """
     n, m = Y.shape
     k = members.shape[1]
@@ -77,7 +81,15 @@ class StackedLoss:
         return ~np.isnan(self._pairs(Y)[:, 0])
 
     def check_targets(self, Y, *, n_threads=None):
-        """Raise ValueError unless every group of Y is NaN or coded for the base loss."""
+        """Raise ValueError unless every group of Y is NaN or coded for the base loss.
+
+        Parameters
+        ----------
+        Y : array-like of shape (n, k m)
+            Stacked targets (`stack_targets`).
+        n_threads : int or None, default=None
+            Threads of the base loss's check (None: every usable core).
+        """
         pairs = self._pairs(np.ascontiguousarray(Y, dtype=np.float64))
         active = ~np.isnan(pairs[:, 0])
         if np.isnan(pairs[active]).any() or (~np.isnan(pairs[~active])).any():
@@ -85,7 +97,27 @@ class StackedLoss:
         self.base.check_targets(pairs[active], n_threads=n_threads)
 
     def prox(self, V, Y, t, out, *, n_threads=None):
-        """out <- the prox of t V_stacked at V, row by row (`out` holds a warm start)."""
+        """out <- the prox of t V_stacked at V, row by row: the base loss's prox on each
+        (row, problem) pair of the row's problems, V itself on the others.
+
+        Parameters
+        ----------
+        V : ndarray of shape (n, k m)
+            The points.
+        Y : ndarray of the same shape
+            Stacked targets (`stack_targets`).
+        t : float > 0
+            The step.
+        out : ndarray of shape (n, k m)
+            Holds a warm start; receives the prox.
+        n_threads : int or None, default=None
+            Threads of the base loss's prox (None: every usable core).
+
+        Returns
+        -------
+        out : ndarray of shape (n, k m)
+            The prox, in `out`.
+        """
         v, y, x = self._pairs(V), self._pairs(Y), self._pairs(out)
         active = ~np.isnan(y[:, 0])
         inactive = ~active
@@ -98,7 +130,22 @@ class StackedLoss:
         return out
 
     def value(self, O, Y, *, n_threads=None):
-        """sum_i V_stacked(y_i, o_i)."""
+        """sum_i V_stacked(y_i, o_i): the base loss summed over each row's problems.
+
+        Parameters
+        ----------
+        O : ndarray of shape (n, k m)
+            The outputs.
+        Y : ndarray of shape (n, k m)
+            Stacked targets (`stack_targets`).
+        n_threads : int or None, default=None
+            Threads of the base loss's sum (None: every usable core).
+
+        Returns
+        -------
+        value : float
+            The sum.
+        """
         o, y = self._pairs(O), self._pairs(Y)
         active = ~np.isnan(y[:, 0])
         if not active.any():
@@ -107,7 +154,20 @@ class StackedLoss:
 
     def subgradient(self, O, Y):
         """A subgradient of sum_i V_stacked at O: the base loss's on the groups of each
-        row's problems, 0 on the others."""
+        row's problems, 0 on the others.
+
+        Parameters
+        ----------
+        O : array-like of shape (n, k m)
+            The outputs.
+        Y : ndarray of shape (n, k m)
+            Stacked targets (`stack_targets`).
+
+        Returns
+        -------
+        G : ndarray of shape (n, k m)
+            The subgradient.
+        """
         G = np.zeros(O.shape)
         g, o, y = self._pairs(G), self._pairs(np.ascontiguousarray(O, dtype=np.float64)), \
             self._pairs(Y)

@@ -49,9 +49,25 @@ DEFAULT_BLOCKS_RULE = (f"ceil(s / {MAX_BLOCK}) ({NYSTROEM_MAX_BLOCK} for Nystroe
 
 def default_layout_blocks(n_features, n_rows, *, method=None, identity=False):
     """The default number of column blocks of a kernel's feature map (`DEFAULT_BLOCKS_RULE`):
-    `default_n_blocks` with the column limit of the map `method` builds: NYSTROEM_MAX_BLOCK
-    for "nystroem", none for an identity map (identity=True: s = d, not chosen), MAX_BLOCK
-    otherwise.  n_rows: the rows per process (the largest over the ranks)."""
+    `default_n_blocks` with the column limit of the map `method` builds.
+
+    Parameters
+    ----------
+    n_features : int
+        s, the features of the map.
+    n_rows : int
+        The rows per process (the largest over the ranks).
+    method : str or None, default=None
+        The map's method: "nystroem" limits blocks to NYSTROEM_MAX_BLOCK columns, any other
+        to MAX_BLOCK.
+    identity : bool, default=False
+        An identity map (s = d, not chosen): no column limit.
+
+    Returns
+    -------
+    n_blocks : int
+        C: at least 2, at most s.
+    """
     if identity:
         return default_n_blocks(n_features, n_rows, max_block=None)
     return default_n_blocks(n_features, n_rows, max_block=NYSTROEM_MAX_BLOCK
@@ -68,6 +84,20 @@ def default_n_blocks(n_features, n_rows, max_block=MAX_BLOCK):
     BLOCK_FLOATS.  Few blocks converge in fewer iterations (docs/engine.md: on MNIST 20k,
     s = 16384, 4 blocks took 128 iterations and 16 blocks 328); 4096 features per block keep
     the factorization (n s s_j flops) and the per-thread buffers (n x s_j) moderate.
+
+    Parameters
+    ----------
+    n_features : int
+        s, the features.
+    n_rows : int
+        The rows per process (the largest over the ranks).
+    max_block : int or None, default=MAX_BLOCK
+        The most columns a block may have (None: no limit).
+
+    Returns
+    -------
+    n_blocks : int
+        C: at least 2, at most s.
     """
     s, n = int(n_features), max(int(n_rows), 1)
     widest = int((math.sqrt(n * n + 4 * BLOCK_FLOATS) - n) / 2)     # with s_j <= n
