@@ -135,10 +135,7 @@ def dual_coef_from_gram(K, Y, alpha, *, overwrite=False):
     n = K.shape[0]
     Y = _targets(Y, n)
     lam = _lam(alpha, n)
-    A = K if overwrite else K.copy()
-    A[np.diag_indices_from(A)] += lam
-    factor = cholesky(A, f"K + n alpha I at alpha={alpha:g}")
-    return cho_solve(factor, Y, check_finite=False)
+    return _shifted_solve(K, Y, lam, f"K + n alpha I at alpha={alpha:g}", overwrite)
 
 
 class PCGResult:
@@ -279,8 +276,14 @@ def ridge_from_normal_equations(G, ZtY, lam, alpha, overwrite=False):
     W : ndarray of ZtY's shape
         The feature weights.
     """
+    return _shifted_solve(G, ZtY, lam, f"Z^T Z + n alpha I at alpha={alpha:g}", overwrite)
+
+
+def _shifted_solve(A, B, lam, what, overwrite):
+    """X with (A + lam I) X = B, by one Cholesky factorization of A's lower triangle (A
+    symmetric, n x n): in place when `overwrite`, else on a copy in A's memory order.
+    `what` names the system in the error of a factorization that fails."""
     if not overwrite:
-        G = G.copy(order="F")
-    G[np.diag_indices_from(G)] += lam
-    factor = cholesky(G, f"Z^T Z + n alpha I at alpha={alpha:g}")
-    return cho_solve(factor, ZtY, check_finite=False)
+        A = A.copy(order="K")
+    A[np.diag_indices_from(A)] += lam
+    return cho_solve(cholesky(A, what), B, check_finite=False)
