@@ -65,7 +65,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import kernels, sketch
 from ._files import atomic_write, check_file_path
-from ._machine import available_memory_bytes
+from ._machine import available_memory_bytes, format_bytes
 from ._validation import MAX_INTEGER as MAX_COUNT
 from ._validation import check_positive, sparse_structure_checked
 from .prox import RKHSNorm, get_loss, get_regularizer
@@ -358,9 +358,9 @@ def _check_map(fmap, arrays, header, s):
     need = 8 * max(op.n_params(j) for j in range(op.n_blocks))
     available = available_memory_bytes()
     if need > available:        # what transforming a row would allocate first
-        raise ValueError(f"the feature map described in the header needs {need / 2**30:.3g} "
-                         f"GiB for the parameters of one block, more than the "
-                         f"{available / 2**30:.3g} GiB available (an edited n_features_in "
+        raise ValueError(f"the feature map described in the header needs "
+                         f"{format_bytes(need)} for the parameters of one block, more than "
+                         f"the {format_bytes(available)} available (an edited n_features_in "
                          f"or n_features, or a model for a larger machine)")
     probe = _field(header, "feature_map_probe", list, default=None)
     if probe is None:                # files written before the probe: nothing to compare
