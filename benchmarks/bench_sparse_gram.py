@@ -22,10 +22,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
-import skylite.kernels._kernels as kernels_module
 from skylite import KernelRidge
 from skylite.kernels import Gaussian
-from skylite.sketch._kernel_block import fill_kernel_matrix
 
 from _data import DATA, require  # noqa: E402
 
@@ -45,18 +43,11 @@ def reuters(width):
 
 
 def densified_gram(kernel, X, Y):
-    """K(X, Y) by the evaluator for dense rows Y: each block of Y rows (as many as the
-    32 MB workspace holds at this width) densified to d columns, X's rows kept CSR."""
-    X = kernels_module._float64_rows(X)
-    K = np.empty((X.shape[0], Y.shape[0]))
-    rows_x, rows_y = kernel._block_rows(X.shape[1], X.shape[0], Y.shape[0])
-    code, params = int(kernel.native_code), kernel.native_params()
-    for b in range(0, Y.shape[0], rows_y):
-        Yb = kernels_module._dense(Y[b:b + rows_y])
-        for a in range(0, X.shape[0], rows_x):
-            fill_kernel_matrix(code, *params, kernels_module._float64_rows(X[a:a + rows_x]), Yb,
-                               K[a:a + rows_x, b:b + rows_y], 2)
-    return K
+    """K(X, Y) through `Kernel.gram`'s path for dense rows Y: each block of Y rows (as many
+    as its 32 MB workspace holds at this width) densified to d columns, X's rows kept CSR."""
+    rows_y = kernel._block_rows(X.shape[1], X.shape[0], Y.shape[0])[1]
+    return np.hstack([kernel.gram(X, Y[b:b + rows_y].toarray())
+                      for b in range(0, Y.shape[0], rows_y)])
 
 
 def seconds(f):
