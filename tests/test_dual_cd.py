@@ -229,6 +229,18 @@ def test_range_whitening_is_the_rkhs_norm_on_the_range(s, rank, seed):
     assert w @ G @ w == pytest.approx(w_tilde @ w_tilde, rel=1e-8, abs=1e-10)
 
 
+def test_range_whitening_drops_a_null_eigenvalue_that_eigh_rounds_up():
+    """G = B B^T of rank 2 with 3 rows, where eigh (with eigenvectors) returned the null
+    eigenvalue as 4.9e-15 (5.7 eps max(lambda), above 3 eps max(lambda)); a kept null
+    direction is scaled by 1/sqrt(4.9e-15) and breaks V^T G V = I."""
+    from skylite.admm.dual_cd import range_whitening
+    B = np.random.default_rng(198).standard_normal((3, 2))
+    G = B @ B.T
+    V = range_whitening(G)
+    assert V.shape == (3, 2)
+    np.testing.assert_allclose(V.T @ G @ V, np.eye(2), atol=1e-8)
+
+
 def test_a_zero_rkhs_gram_matrix_is_named(digits):
     from skylite._distributed import Distributed
     from skylite.admm.dual_cd import DualCD

@@ -61,14 +61,24 @@ def dual_cd_memory_bytes(n, s, m, whitened):
     return 8 * (2 * n * s + (s * s if whitened else 0) + 2 * m * n + 2 * m * s) + 4 * m * n
 
 
+# The fewest multiples of eps max(lambda) that range_whitening's threshold counts: eigh
+# with eigenvectors leaves G's null eigenvalues at up to 15.5 eps max(lambda) (100,000
+# random G of 2-12 rows and lower rank), above numpy's rank threshold s eps max(lambda)
+# when s is small; a null direction kept is scaled by about 1/sqrt(eps).
+RANGE_THRESHOLD_FLOOR = 64
+
+
 def range_whitening(G):
     """V (s x r) with V^T G V = I_r on the range of a positive semidefinite G (G = Q diag(
-    lambda) Q^T; V = Q_+ diag(lambda_+)^-1/2 over the r eigenvalues above s eps max(lambda),
-    numpy's rank threshold).  With z~ = V^T z and W = V W~ the RKHS norm is ||W~||^2 and the
-    outputs are z . W = z~ . W~ for every W in G's range; W's part in G's null space is a
-    function of RKHS norm zero, which is 0 (up to rounding) on every row."""
+    lambda) Q^T; V = Q_+ diag(lambda_+)^-1/2 over the r eigenvalues above
+    max(s, 64) eps max(lambda): numpy's rank threshold, with a floor for small s, where
+    eigh's rounding of a null eigenvalue can exceed it).  With z~ = V^T z and W = V W~ the
+    RKHS norm is ||W~||^2 and the outputs are z . W = z~ . W~ for every W in G's range;
+    W's part in G's null space is a function of RKHS norm zero, which is 0 (up to
+    rounding) on every row."""
     values, Q = scipy.linalg.eigh(np.array(G, dtype=np.float64), check_finite=False)
-    keep = values > values.max(initial=0.0) * len(values) * np.finfo(np.float64).eps
+    multiple = max(len(values), RANGE_THRESHOLD_FLOOR)
+    keep = values > values.max(initial=0.0) * multiple * np.finfo(np.float64).eps
     return Q[:, keep] / np.sqrt(values[keep])
 
 
