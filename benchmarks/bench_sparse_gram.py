@@ -19,27 +19,11 @@ import argparse
 import time
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
 
 from skylite import KernelRidge
 from skylite.kernels import Gaussian
 
-from _data import DATA, require  # noqa: E402
-
-HASHED_WIDTH = 2**20
-
-
-def reuters(width):
-    """The Reuters training rows (CSR, float64) and labels, at their own width or spread
-    over `width` columns."""
-    X, y = load_svmlight_file(str(DATA / "reuters_lasvm.svm.gz"))
-    X = sp.csr_matrix(X)
-    if width is not None:
-        columns = (np.arange(X.shape[1], dtype=np.int64) * 2654435761) % width
-        X = sp.csr_matrix((X.data, columns[X.indices], X.indptr), shape=(X.shape[0], width))
-        X.sort_indices()
-    return X, y
+from _data import HASHED_WIDTH, require, reuters  # noqa: E402
 
 
 def densified_gram(kernel, X, Y):

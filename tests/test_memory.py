@@ -69,8 +69,16 @@ def test_linear_kernel_on_two_wide_rows_needs_little():
     assert memory.paper_estimate_bytes(2, 2_000_000, 1, 2_000_000, 1, 2, 2) > 2**43
 
 
+def rows_using_every_column(d, n=2):
+    """n sparse rows that store every one of d columns between them (row i: columns i,
+    i + n, ...), labels +/-1: a random map needs its d x s_j parameters for them."""
+    columns = np.arange(d)
+    rows = sp.csr_matrix((np.ones(d), (columns % n, columns)), shape=(n, d))
+    return rows, np.where(np.arange(n) % 2 == 0, 1, -1)
+
+
 def test_a_run_that_does_not_fit_is_refused_before_allocating(monkeypatch):
-    X, y = wide_rows(300_000)
+    X, y = rows_using_every_column(300_000)
     monkeypatch.setattr(driver, "available_memory_bytes", lambda: 100 * 2**20)
     with pytest.raises(MemoryError) as refused:
         KernelSVC(method="rff", n_features=256, max_iter=3, n_threads=2).fit(X, y)
@@ -90,6 +98,23 @@ def test_a_run_that_does_not_fit_is_refused_before_allocating(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert KernelSVC("linear", max_iter=2).fit(X, y).memory_estimate_ < 50 * 2**20
+
+
+def test_a_refusal_counts_the_columns_the_rows_use(monkeypatch):
+    X, y = rows_using_every_column(200_000)
+    X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(2, 300_000))
+    monkeypatch.setattr(driver, "available_memory_bytes", lambda: 100 * 2**20)
+    with pytest.raises(MemoryError, match=r"a 200000 \(the columns in use of 300000\) x s_j"):
+        KernelSVC(method="rff", n_features=256, max_iter=3, n_threads=2).fit(X, y)
+
+
+def test_rows_that_use_few_columns_are_planned_for_those_columns(monkeypatch):
+    """The same width as the refusal above, two columns in use: the parameters are drawn
+    and counted for those two (skylite.sketch._base.operator_for_rows)."""
+    X, y = wide_rows(300_000)
+    monkeypatch.setattr(driver, "available_memory_bytes", lambda: 100 * 2**20)
+    model = KernelSVC(method="rff", n_features=256, max_iter=3, n_threads=2).fit(X, y)
+    assert model.memory_estimate_ < 2**20
 
 
 def test_wide_rows_warn_when_the_map_parameters_dominate():

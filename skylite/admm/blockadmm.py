@@ -32,6 +32,7 @@ from .._machine import format_bytes
 from .._threads import resolve_threads
 from .._validation import with_native_index_dtypes
 from ..prox import StackedLoss, get_loss, get_regularizer
+from ..sketch._base import operator_for_rows
 from ._column_blocks import PHASES
 from ._column_sweep import ColumnSweep
 from ._row_sweep import RowSweep
@@ -123,15 +124,15 @@ class ADMM(Method):
         X = X.astype(np.float32 if single else np.float64, copy=False)
         self.n_rows_, self.n_row_blocks_total_ = n, n_row_blocks_total
         self.scale_, self._kappa2 = preconditioning(self.settings.alpha, n, self.loss)
-        caches = self._plan.caches(op, single, self.cache_precision_)
+        caches = self._plan.caches(operator_for_rows(op, X)[0], single, self.cache_precision_)
         self.rows_ = []
         for (start, stop), plan in zip(ranges, caches):
             rows = X[start:stop]          # X is validated; a CSR slice needs its index dtypes
             if sp.issparse(rows):
                 rows = with_native_index_dtypes(rows)
             sweep = RowSweep if self.row_sweep_ else ColumnSweep
-            columns = sweep(op, rows, single, plan.cache_z, plan.cache_params, self.scale_,
-                            bfloat16=bfloat16)
+            columns = sweep(*operator_for_rows(op, rows), single, plan.cache_z,
+                            plan.cache_params, self.scale_, bfloat16=bfloat16)
             self.rows_.append(RowData(rows, Y[start:stop], columns))
         self.cache_plan = plan      # every row block gets the same share of the budget
         self.memory_estimate = self.memory_footprint_.total + plan.used * len(ranges)

@@ -42,6 +42,7 @@ import scipy.sparse as sp
 from .._machine import format_bytes
 from .._outputs import SCORING_ROWS
 from ..sketch import MAX_BLOCK, Identity, map_from_dict
+from ..sketch._base import operator_for_rows
 from ._column_sweep import sweep_buffer_bytes
 from ._row_sweep import row_sweep_buffer_bytes
 
@@ -271,9 +272,10 @@ def plan_run(feature_map, regularizer, settings, n_threads, X, m, available):
     cache budget is B minus the working memory (0 for memory_budget=0).
 
     Returns (RunPlan, message of a WideInputWarning or None); raises MemoryRefused when the
-    run cannot fit, ValueError when sweep="rows" cannot be.
+    run cannot fit, ValueError when sweep="rows" cannot be.  The map's parameters are
+    counted for the input columns X's rows use (`operator_for_rows`), as the run draws them.
     """
-    op = feature_map.transform_op_
+    op = operator_for_rows(feature_map.transform_op_, X)[0]
     n = X.shape[0]
     converted = settings.precision == "float32" and X.dtype != np.float32
     input_copy = (X.data.nbytes // 2 + X.indices.nbytes + X.indptr.nbytes
@@ -304,7 +306,9 @@ def plan_run(feature_map, regularizer, settings, n_threads, X, m, available):
     ranges = row_ranges(n, R)
     if plan.total > available:
         raise refusal(plan, available, feature_map,
-                      _fitting_blocks(feature_map, lambda op: need(R, op=op), available))
+                      _fitting_blocks(feature_map,
+                                      lambda op: need(R, op=operator_for_rows(op, X)[0]),
+                                      available), columns=op.n_features_in)
     if given is not None and plan.total > given:
         tip = anderson_tip(plan)
         anderson = f", or {tip}" if tip else ""
@@ -317,7 +321,7 @@ def plan_run(feature_map, regularizer, settings, n_threads, X, m, available):
                     max(0, min(budget, available) - plan.total))
     run_plan = RunPlan(row_sweep, ranges, plan, cache_budget)
     run_plan.cache_precision = cache_precision_for(settings, run_plan, op)
-    return run_plan, wide_input_message(plan, feature_map)
+    return run_plan, wide_input_message(plan, feature_map, columns=op.n_features_in)
 
 
 def cache_precision_for(settings, run_plan, op):
@@ -395,18 +399,19 @@ class MemoryRefused(MemoryError):
     """A run that would need more memory than is available, refused before allocating."""
 
 
-def refusal(need, available, fmap, fitting_blocks):
+def refusal(need, available, fmap, fitting_blocks, columns=None):
     """The MemoryRefused for a run whose Footprint `need` exceeds `available` bytes: one
     line with what is needed, what is available and what to change, led by the largest
-    part.  fitting_blocks: the smallest number of column blocks that would fit, or None."""
+    part.  fitting_blocks: the smallest number of column blocks that would fit, or None;
+    columns: the input columns the map's parameters have a row for (None: all d)."""
     more_blocks = f"n_blocks={fitting_blocks}" if fitting_blocks else None
     fewer_features = ("fewer input columns (the linear kernel has s = d)"
                       if isinstance(fmap, Identity) else "fewer features (n_features)")
     largest = need.largest()
     if largest == "map parameters":
-        tips = [f"{type(fmap).__name__} draws a {fmap.n_features_in_} x s_j matrix per "
-                f"block and thread: for rows this wide use the linear kernel, or a linear "
-                f"sketch to a few thousand dimensions before the kernel map "
+        tips = [f"{type(fmap).__name__} draws a {_parameter_rows(fmap, columns)} x s_j "
+                f"matrix per block and thread: for rows this wide use the linear kernel, "
+                f"or a linear sketch to a few thousand dimensions before the kernel map "
                 f"(skylite.sketch.ComposedMap)", more_blocks,
                 "fewer threads", fewer_features]
     elif largest == "feature blocks":
@@ -432,17 +437,27 @@ class WideInputWarning(UserWarning):
     produce: the input rows are too wide for it."""
 
 
-def wide_input_message(need, fmap):
+def _parameter_rows(fmap, columns):
+    """How a refusal or warning names the rows of a map's d x s_j parameter matrices: d,
+    or the columns in use of d when sparse rows use fewer (`operator_for_rows`)."""
+    d = fmap.n_features_in_
+    if columns is None or columns == d:
+        return f"{d}"
+    return f"{columns} (the columns in use of {d})"
+
+
+def wide_input_message(need, fmap, columns=None):
     """A message for WideInputWarning when the map's own matrices exceed 1 GiB and four
     times the sweep's feature blocks, else None: for rows of d >> n_i columns, the random
-    parameters of the sweep (a d x s_j matrix per block and thread) or a map's landmarks
-    (Nystroem: a dense s x d matrix, even for sparse rows)."""
+    parameters of the sweep (a d x s_j matrix per block and thread, or u x s_j for sparse
+    rows that use u of the d columns: `columns`) or a map's landmarks (Nystroem: a dense
+    s x d matrix, even for sparse rows)."""
     sweep = need.sweep
     bound = max(2**30, 4 * sweep["feature blocks"])
     landmarks = need.persistent.get("map landmarks", 0)
     if sweep["map parameters"] > bound:
         what = (f"random parameters take {format_bytes(sweep['map parameters'])} (a "
-                f"{fmap.n_features_in_} x s_j matrix per block and thread)")
+                f"{_parameter_rows(fmap, columns)} x s_j matrix per block and thread)")
     elif landmarks > bound:
         what = (f"landmarks take {format_bytes(landmarks)} (a dense s x "
                 f"{fmap.n_features_in_} matrix)")

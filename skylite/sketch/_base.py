@@ -18,6 +18,7 @@ a `Pipeline`).
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -45,6 +46,53 @@ DEFAULT_BLOCKS_RULE = (f"ceil(s / {MAX_BLOCK}) ({NYSTROEM_MAX_BLOCK} for Nystroe
                        f"2 GiB; the identity map of the linear kernel (s = d) has no column "
                        f"limit.  It depends on s and the rows only, so the default model is "
                        f"the same on every machine and thread count")
+
+
+def operator_for_rows(op, X):
+    """(operator, rows) that compute the blocks of `op` for the validated rows X, bit for
+    bit: `op` and X, or, for CSR rows that store values in u < d of the input columns and
+    an operator with a parameter row per input column (the random projections:
+    `restricted_to`), op restricted to those u columns and X with its columns renumbered
+    0..u-1 in the same order (shares X's data and indptr).  The parameters then take
+    u x s_j values per block instead of d x s_j: for hashed or bag-of-words rows (d up to
+    2^20 and more, a few thousand columns in use) the difference between drawing and
+    holding a few megabytes and a few gigabytes per block.
+
+    Parameters
+    ----------
+    op : skylite.sketch._transform.BlockTransform
+        A fitted map's operator (`transform_op_`).
+    X : ndarray or CSR matrix of shape (n, d)
+        Rows in the layout native code reads (skylite._validation.native_rows).
+
+    Returns
+    -------
+    op_rows : BlockTransform
+        `op` or its restriction to X's columns.
+    X_rows : ndarray or CSR matrix of shape (n, d) or (n, u)
+        X, or X on the u columns in use.
+    """
+    if not sp.issparse(X) or not hasattr(op, "restricted_to"):
+        return op, X
+    d = X.shape[1]
+    if len(X.indices) < d // 16:        # few values: sort them rather than scan d columns
+        used = np.unique(X.indices)
+        if len(used) == d:
+            return op, X
+        renumbered = np.searchsorted(used, X.indices).astype(np.int32)
+    else:
+        in_use = np.zeros(d, dtype=bool)
+        in_use[X.indices] = True
+        used = np.flatnonzero(in_use)
+        if len(used) == d:
+            return op, X
+        renumbered = (np.cumsum(in_use, dtype=np.int32) - 1)[X.indices]
+    X_used = sp.csr_matrix((X.data, renumbered, X.indptr), shape=(X.shape[0], len(used)),
+                           copy=False)
+    X_used.indptr = X.indptr                                 # int64, as native code reads
+    X_used.has_sorted_indices = X.has_sorted_indices
+    X_used.has_canonical_format = X.has_canonical_format
+    return op.restricted_to(used), X_used
 
 
 def default_layout_blocks(n_features, n_rows, *, method=None, identity=False):
@@ -291,8 +339,10 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         return out
 
     def _fill(self, X, out, blocks, n_threads):
-        """out <- the listed blocks of the validated rows X (`transform_op_.fill`)."""
-        self.transform_op_.fill(X, out, blocks, n_threads)
+        """out <- the listed blocks of the validated rows X (`transform_op_.fill`, or its
+        restriction to the columns sparse rows use: `operator_for_rows`)."""
+        op, X = operator_for_rows(self.transform_op_, X)
+        op.fill(X, out, blocks, n_threads)
 
     # ---- serialization: a small dict, no random numbers ----
 
