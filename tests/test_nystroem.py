@@ -440,8 +440,12 @@ def test_bad_input_is_refused_before_any_work(digits_small, monkeypatch):
     # rows so wide that the dense landmarks, not s, exceed the memory: the alternatives
     wide = sp.random(50, 10**6, density=1e-5, format="csr", random_state=0)
     monkeypatch.setattr("skylite.sketch.nystroem.available_memory_bytes", lambda: 10**8)
-    with pytest.raises(MemoryError, match="linear sketch.*wide sparse rows"):
+    with pytest.raises(MemoryError, match="method='rff'.*linear sketch.*wide sparse rows"):
         KernelSVC(n_features=40, sigma=1.0).fit(wide, np.arange(50) % 2)
+    # the first alternative named: its frequencies are drawn for the ~500 columns in use
+    rff = KernelSVC(method="rff", n_features=40, sigma=1.0, max_iter=500).fit(
+        wide, np.arange(50) % 2)
+    assert rff.converged_ and rff.memory_estimate_ < 2**24
 
 
 def test_kmeans_keeps_a_centre_that_loses_its_rows():

@@ -392,10 +392,12 @@ def _check_memory(s, d, pool, sizes):
         advice = "lower n_features"
         if 8 * (pool + s) * d > need // 2:          # the width, not s, makes it too large
             advice += ("; the landmarks are dense rows of all d columns: for rows this wide "
-                       "use the linear kernel, a linear sketch to a few thousand dimensions "
-                       "before the kernel map (skylite.sketch.ComposedMap), or the exact "
-                       "kernel (KernelRidge(solver='exact')) (docs/choosing_parameters.md, "
-                       "wide sparse rows)")
+                       "use random Fourier features (method='rff': for sparse rows they draw "
+                       "their frequencies for the columns in use), the linear kernel, a "
+                       "linear sketch to a few thousand dimensions before the kernel map "
+                       "(skylite.sketch.ComposedMap), or the exact kernel "
+                       "(KernelRidge(solver='exact')) (docs/choosing_parameters.md, wide "
+                       "sparse rows)")
         raise MemoryError(f"Nystroem with {s} landmarks of {d} columns needs "
                           f"{format_bytes(need)} for its landmarks and whitening, more than "
                           f"the {format_bytes(available)} available: {advice}")
