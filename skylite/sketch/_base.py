@@ -77,17 +77,15 @@ def operator_for_rows(op, X):
     d = X.shape[1]
     if len(X.indices) < d // 16:        # few values: sort them rather than scan d columns
         used = np.unique(X.indices)
-        if len(used) == d:
-            return op, X
-        renumbered = np.searchsorted(used, X.indices).astype(np.int32)
+        renumbered = lambda: np.searchsorted(used, X.indices).astype(np.int32)  # noqa: E731
     else:
         in_use = np.zeros(d, dtype=bool)
         in_use[X.indices] = True
         used = np.flatnonzero(in_use)
-        if len(used) == d:
-            return op, X
-        renumbered = (np.cumsum(in_use, dtype=np.int32) - 1)[X.indices]
-    X_used = sp.csr_matrix((X.data, renumbered, X.indptr), shape=(X.shape[0], len(used)),
+        renumbered = lambda: (np.cumsum(in_use, dtype=np.int32) - 1)[X.indices]  # noqa: E731
+    if len(used) == d:
+        return op, X
+    X_used = sp.csr_matrix((X.data, renumbered(), X.indptr), shape=(X.shape[0], len(used)),
                            copy=False)
     X_used.indptr = X.indptr                                 # int64, as native code reads
     X_used.has_sorted_indices = X.has_sorted_indices
