@@ -91,6 +91,16 @@ def test_two_ranks_repeat_the_simulated_row_blocks_and_reach_the_serial_optimum(
     assert root["comm_seconds"] > 0
 
 
+def test_ranks_whose_rows_use_other_columns_repeat_the_simulated_row_blocks(mpiexec):
+    """Each rank draws the map's frequencies for the columns its sparse rows use."""
+    results, _ = launch(mpiexec, "sparse_columns")
+    assert results[0]["columns_in_use"] != results[1]["columns_in_use"]
+    assert all(r["columns_in_use"] < r["width"] for r in results.values())
+    for r in results.values():
+        assert r["coef_same"]
+    assert results[0]["history_rel"] <= 1e-10 and results[0]["coef_rel"] <= 1e-10
+
+
 def test_two_ranks_agree_on_nystroem_landmarks_and_repeat_the_simulated_blocks(mpiexec):
     results, _ = launch(mpiexec, "nystroem")
     for r in results.values():

@@ -593,6 +593,31 @@ def precision():
             "refused": refused}
 
 
+def sparse_columns():
+    """Reuters rows split over 2 ranks, each rank's share using its own columns, so each
+    draws the Gaussian map's frequencies for other columns (operator_for_rows): the
+    iterates of one process with the same 2 row blocks as simulated row blocks."""
+    from pathlib import Path
+    from skylite.io import load_svmlight
+    X, y = load_svmlight(Path(__file__).resolve().parents[1] / "data" /
+                         "reuters_sample.svm.gz")[:2]
+    X, y = X[:400], y[:400]
+    fmap = GaussianRFF(256, sigma=1.0, n_blocks=2, random_state=0).fit(X)
+    part = my_slice(X.shape[0])
+    hinge = get_loss("hinge")
+    Y, _ = code_labels(y, hinge)
+    mpi = engine(fmap, hinge, 1e-3, max_iter=30, tol=1e-14, comm=comm).fit(X[part], Y[part])
+    used = len(np.unique(X[part].indices))
+    out = {"coef_same": same_on_all_ranks(mpi.coef_), "columns_in_use": used,
+           "width": X.shape[1]}
+    if rank == 0:
+        sim = engine(fmap, hinge, 1e-3, max_iter=30, tol=1e-14, n_row_blocks=2).fit(X, Y)
+        out["history_rel"] = max(rel(history(mpi)[k], history(sim)[k]) for k in history(sim))
+        out["coef_rel"] = float(np.linalg.norm(mpi.coef_ - sim.coef_)
+                                / np.linalg.norm(sim.coef_))
+    return out
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     args = sys.argv[2:]
