@@ -97,7 +97,7 @@ def test_ranks_whose_rows_use_other_columns_repeat_the_simulated_row_blocks(mpie
     assert results[0]["columns_in_use"] != results[1]["columns_in_use"]
     assert all(r["columns_in_use"] < r["width"] for r in results.values())
     for r in results.values():
-        assert r["coef_same"]
+        assert r["coef_same"] and r["landmarks_equal"]
     assert results[0]["history_rel"] <= 1e-10 and results[0]["coef_rel"] <= 1e-10
 
 

@@ -448,6 +448,32 @@ def test_bad_input_is_refused_before_any_work(digits_small, monkeypatch):
     assert rff.converged_ and rff.memory_estimate_ < 2**24
 
 
+def test_kmeans_on_sparse_rows_keeps_them_sparse_and_finds_the_dense_centres(monkeypatch):
+    """The pool of CSR rows is gathered and clustered as CSR (an iteration costs nnz s, not
+    P d s): the centres of the densified pool, and a landmark set whose densified pool
+    would not fit in the memory passes the check."""
+    from pathlib import Path
+    from skylite.io import load_svmlight
+    X = load_svmlight(Path(__file__).resolve().parent / "data" / "reuters_sample.svm.gz")[0]
+    init = X[:60].toarray()
+    sparse = nystroem_module.kmeans_centres(X, init, 3)
+    np.testing.assert_allclose(sparse, nystroem_module.kmeans_centres(X.toarray(), init, 3),
+                               rtol=1e-6, atol=1e-12)
+    ids = np.random.default_rng(0).permutation(X.shape[0])[:100]
+    from skylite._distributed import Distributed
+    pool = nystroem_module._gather_rows(X, ids, [X.shape[0]], Distributed(None))
+    assert sp.issparse(pool) and pool.has_canonical_format
+    np.testing.assert_array_equal(pool.toarray(), X[ids].toarray())
+    # d = 200,000: the dense pool of 50 rows (80 MB) and the landmarks (64 MB) exceed
+    # 100 MB; the sparse pool and the landmarks do not
+    wide = sp.random(50, 200_000, density=5e-5, format="csr", random_state=0)
+    monkeypatch.setattr("skylite.sketch.nystroem.available_memory_bytes", lambda: 10**8)
+    fmap = Nystroem(Gaussian(1.0), n_features=40).fit(wide)
+    assert fmap.landmarks_.shape == (40, 200_000)
+    with pytest.raises(MemoryError):
+        nystroem_module._check_memory(40, 200_000, 50, [40])          # rows counted dense
+
+
 def test_kmeans_keeps_a_centre_that_loses_its_rows():
     rows = np.array([[0.0], [0.1], [10.0], [10.1]])
     init = np.array([[0.0], [10.0], [100.0]])     # the third centre never wins a row

@@ -205,7 +205,7 @@ class Nystroem(FeatureMap):
             raise ValueError(f"Nystroem with n_features={s} needs at least {s} training rows "
                              f"(one per landmark), got {n}: lower n_features")
         pool = s if self.landmarks == "uniform" else min(n, KMEANS_POOL * s)
-        dist.agree(_check_memory, s, d, pool, self.block_sizes)
+        dist.agree(_check_memory, s, d, pool, self.block_sizes, _pool_row_bytes(X))
         rng = np.random.default_rng(seed)
         ids = rng.choice(n, size=pool, replace=False)
         rows = _gather_rows(X, ids, counts, dist)
@@ -213,13 +213,14 @@ class Nystroem(FeatureMap):
         # the root computes the landmarks and whitening, every rank receives its bits
         L, whitening = np.empty((s, d)), np.empty(sum(b * b for b in sizes))
         kmeans = self.landmarks == "kmeans" and s < n   # s = n: every row is a landmark
+        dense = (lambda A: A.toarray()) if sp.issparse(rows) else (lambda A: A)
         if not kmeans:
-            L[...] = rows
+            L[...] = dense(rows)
 
         def on_root():
             if dist.is_root:
                 if kmeans:
-                    L[...] = kmeans_centres(rows, rows[:s], KMEANS_ITERATIONS)
+                    L[...] = kmeans_centres(rows, dense(rows[:s]), KMEANS_ITERATIONS)
                 whitening[...] = block_whitening(self.kernel, L, sizes)
         dist.agree(on_root)
         if kmeans:
@@ -368,29 +369,45 @@ def raw_kernel_blocks(kernel, L, sizes):
 
 
 def _gather_rows(X, ids, counts, dist):
-    """Rows `ids` (global row ids, in that order) of the rows spread over the ranks, dense
-    float64, on every rank: each rank sends the ones it holds (one allgather)."""
+    """Rows `ids` (global row ids, in that order) of the rows spread over the ranks, float64,
+    on every rank: each rank sends the ones it holds (one allgather).  Dense rows come back
+    dense, CSR rows as a canonical CSR matrix (sparse rows are never densified here)."""
     start = sum(counts[:dist.rank])
     mine = np.flatnonzero((ids >= start) & (ids < start + X.shape[0]))
-    local = X[ids[mine] - start]
-    local = local.toarray() if sp.issparse(local) else np.asarray(local)
-    parts = dist.allgather((mine, local.astype(np.float64, copy=False)))
+    local = X[ids[mine] - start].astype(np.float64, copy=False)
+    parts = dist.allgather((mine, local))
+    if sp.issparse(X):
+        where = np.concatenate([w for w, _ in parts])
+        stacked = sp.vstack([sp.csr_matrix(values) for _, values in parts], format="csr")
+        rows = stacked[np.argsort(where, kind="stable")]
+        rows.sort_indices()
+        return rows
     rows = np.empty((len(ids), X.shape[1]))
     for where, values in parts:
         rows[where] = values
     return rows
 
 
-def _check_memory(s, d, pool, sizes):
+def _pool_row_bytes(X):
+    """Bytes a row of the landmark pool takes: d float64 for dense rows, and for CSR rows
+    their mean stored values (8 bytes each and a 4-byte column) plus an indptr entry."""
+    if not sp.issparse(X):
+        return 8 * X.shape[1]
+    return int(np.ceil(12 * X.nnz / max(X.shape[0], 1))) + 8
+
+
+def _check_memory(s, d, pool, sizes, pool_row_bytes=None):
     """Refuse, before anything is allocated, a landmark set whose arrays cannot fit in the
-    available memory: the pool of rows and landmarks (float64), the whitening and the
-    largest block's kernel matrix and eigenvectors."""
+    available memory: the pool of rows (`pool_row_bytes` each; None: d float64), the
+    landmarks (float64), the whitening and the largest block's kernel matrix and
+    eigenvectors."""
     check_positive(s, "n_features", integer=True)
-    need = 8 * (pool * d + s * d + sum(b * b for b in sizes) + 3 * max(sizes) ** 2)
+    pool_bytes = pool * (8 * d if pool_row_bytes is None else pool_row_bytes)
+    need = (pool_bytes + 8 * (s * d + sum(b * b for b in sizes) + 3 * max(sizes) ** 2))
     available = available_memory_bytes()
     if need > available:
         advice = "lower n_features"
-        if 8 * (pool + s) * d > need // 2:          # the width, not s, makes it too large
+        if pool_bytes + 8 * s * d > need // 2:      # the width, not s, makes it too large
             advice += ("; the landmarks are dense rows of all d columns: for rows this wide "
                        "use random Fourier features (method='rff': for sparse rows they draw "
                        "their frequencies for the columns in use), the linear kernel, a "

@@ -615,6 +615,12 @@ def sparse_columns():
         out["history_rel"] = max(rel(history(mpi)[k], history(sim)[k]) for k in history(sim))
         out["coef_rel"] = float(np.linalg.norm(mpi.coef_ - sim.coef_)
                                 / np.linalg.norm(sim.coef_))
+    # Nystroem's k-means pool gathered from both ranks' CSR rows (kept sparse): the
+    # landmarks of one process's fit on all the rows
+    spread = Nystroem(Gaussian(1.0), n_features=32, random_state=0).fit_distributed(
+        X[part], Distributed(comm))
+    serial = Nystroem(Gaussian(1.0), n_features=32, random_state=0).fit(X)
+    out["landmarks_equal"] = bool(np.array_equal(spread.landmarks_, serial.landmarks_))
     return out
 
 
