@@ -124,7 +124,7 @@ class ADMM(Method):
         X = X.astype(np.float32 if single else np.float64, copy=False)
         self.n_rows_, self.n_row_blocks_total_ = n, n_row_blocks_total
         self.scale_, self._kappa2 = preconditioning(self.settings.alpha, n, self.loss)
-        caches = self._plan.caches(operator_for_rows(op, X)[0], single, self.cache_precision_)
+        caches = self._plan.caches(single, self.cache_precision_)
         self.rows_ = []
         for (start, stop), plan in zip(ranges, caches):
             rows = X[start:stop]          # X is validated; a CSR slice needs its index dtypes

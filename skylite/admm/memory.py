@@ -210,12 +210,15 @@ def row_ranges(n, R):
 class RunPlan:
     """What `plan_run` decided for one process: the sweep (`row_sweep`), the row blocks
     (`ranges`, (start, stop) each), their working memory (`footprint`), the bytes left
-    for caches (`cache_budget`) and the precision of cached Z blocks this process would
-    take (`cache_precision`; the ranks of an MPI run then agree on one)."""
+    for caches (`cache_budget`), the operator whose parameters it counted (`op`: the map's,
+    for sparse rows restricted to the columns they use) and the precision of cached Z
+    blocks this process would take (`cache_precision`; the ranks of an MPI run then agree
+    on one)."""
     row_sweep: bool
     ranges: list
     footprint: Footprint
     cache_budget: int
+    op: object
     cache_precision: str = "float64"
 
     @property
@@ -223,11 +226,12 @@ class RunPlan:
         """n_i of each row block."""
         return [int(b - a) for a, b in self.ranges]
 
-    def caches(self, op, single, cache_precision=None):
+    def caches(self, single, cache_precision=None):
         """The CachePlan of each row block, an equal share of `cache_budget` each, with Z
         blocks in `cache_precision` (None: `self.cache_precision`).  With the row sweep every
         block's parameters are in the working memory already: only Z blocks are cached, and
         the parameters of the others are kept."""
+        op = self.op
         sizes = list(np.diff(op.block_offsets))
         share = self.cache_budget // len(self.ranges)
         z_item = CACHE_ITEM_BYTES[cache_precision or self.cache_precision]
@@ -319,12 +323,12 @@ def plan_run(feature_map, regularizer, settings, n_threads, X, m, available):
             f"(docs/choosing_parameters.md, n_blocks and memory_budget)")
     cache_budget = (0 if settings.memory_budget == 0 else
                     max(0, min(budget, available) - plan.total))
-    run_plan = RunPlan(row_sweep, ranges, plan, cache_budget)
-    run_plan.cache_precision = cache_precision_for(settings, run_plan, op)
+    run_plan = RunPlan(row_sweep, ranges, plan, cache_budget, op)
+    run_plan.cache_precision = cache_precision_for(settings, run_plan)
     return run_plan, wide_input_message(plan, feature_map, columns=op.n_features_in)
 
 
-def cache_precision_for(settings, run_plan, op):
+def cache_precision_for(settings, run_plan):
     """The precision of cached Z blocks under `run_plan`: settings.cache_precision unless
     "auto"; "auto" takes bfloat16 when the blocks are float32 and bfloat16 caches more of
     them within the cache budget, else the blocks' own precision (nothing is rounded)."""
@@ -333,7 +337,7 @@ def cache_precision_for(settings, run_plan, op):
         return settings.cache_precision
     if not single:
         return "float64"
-    cached = {p: sum(plan.n_z_cached for plan in run_plan.caches(op, single, p))
+    cached = {p: sum(plan.n_z_cached for plan in run_plan.caches(single, p))
               for p in ("float32", "bfloat16")}
     return "bfloat16" if cached["bfloat16"] > cached["float32"] else "float32"
 
