@@ -471,7 +471,7 @@ def test_kmeans_on_sparse_rows_keeps_them_sparse_and_finds_the_dense_centres(mon
     fmap = Nystroem(Gaussian(1.0), n_features=40).fit(wide)
     assert fmap.landmarks_.shape == (40, 200_000)
     with pytest.raises(MemoryError):
-        nystroem_module._check_memory(40, 200_000, 50, [40])          # rows counted dense
+        nystroem_module._check_memory(40, 200_000, 50, [40], 8 * 200_000)  # rows dense
 
 
 def test_kmeans_keeps_a_centre_that_loses_its_rows():

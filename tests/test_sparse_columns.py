@@ -1,6 +1,7 @@
 """Random projection maps on sparse rows draw the rows of W_j for the input columns in use
 only (skylite.sketch._base.operator_for_rows): the same features and models, bit for bit,
 with parameters of u x s_j instead of d x s_j per block."""
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -85,7 +86,6 @@ def test_a_fit_on_hashed_width_rows_is_the_fit_on_the_columns_in_use():
     kw = dict(method="rff", n_features=1024, n_blocks=2, sigma=1.0, C=10.0, max_iter=60,
               random_state=0)
     narrow = KernelSVC(**kw).fit(X, y)
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")                # no WideInputWarning
         wide = KernelSVC(**kw).fit(X_wide, y)

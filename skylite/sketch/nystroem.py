@@ -396,14 +396,14 @@ def _pool_row_bytes(X):
     return int(np.ceil(12 * X.nnz / max(X.shape[0], 1))) + 8
 
 
-def _check_memory(s, d, pool, sizes, pool_row_bytes=None):
+def _check_memory(s, d, pool, sizes, pool_row_bytes):
     """Refuse, before anything is allocated, a landmark set whose arrays cannot fit in the
-    available memory: the pool of rows (`pool_row_bytes` each; None: d float64), the
+    available memory: the pool of rows (`pool_row_bytes` each, `_pool_row_bytes`), the
     landmarks (float64), the whitening and the largest block's kernel matrix and
     eigenvectors."""
     check_positive(s, "n_features", integer=True)
-    pool_bytes = pool * (8 * d if pool_row_bytes is None else pool_row_bytes)
-    need = (pool_bytes + 8 * (s * d + sum(b * b for b in sizes) + 3 * max(sizes) ** 2))
+    pool_bytes = pool * pool_row_bytes
+    need = pool_bytes + 8 * (s * d + sum(b * b for b in sizes) + 3 * max(sizes) ** 2)
     available = available_memory_bytes()
     if need > available:
         advice = "lower n_features"
